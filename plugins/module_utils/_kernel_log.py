@@ -1,0 +1,159 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpuops maintainers
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+"""``NVRM: Xid`` lines from ``journalctl -k`` or ``dmesg`` text, in all their timestamp formats."""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+import re
+
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _command
+
+# NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python3, GPU has fallen off the bus.
+# NVRM: Xid (0000:03:00): 13, 0003 00000000 0000a1c0 ...         (drivers before R450)
+_XID_RE = re.compile(r'NVRM: Xid \((?:PCI:)?(?P<pci>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?)\):'
+                     r'\s*(?P<code>\d+),?\s*(?P<text>.*?)\s*$')
+
+# The header before "NVRM:", one pattern per format; the first that matches names the time.
+_TIME_PATTERNS = (
+    # dmesg (raw seconds since boot), possibly after a --decode "kern  :warn  : " prefix
+    re.compile(r'\[\s*(?P<time>\d+\.\d+)\]'),
+    # dmesg -T / --ctime
+    re.compile(r'\[(?P<time>[A-Z][a-z]{2} [A-Z][a-z]{2} +\d{1,2} \d{2}:\d{2}:\d{2} \d{4})\]'),
+    # dmesg --time-format iso, journalctl -o short-iso / short-iso-precise
+    re.compile(r'(?P<time>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)'),
+    # journalctl -o short / short-precise, syslog
+    re.compile(r'(?P<time>[A-Z][a-z]{2} +\d{1,2} \d{2}:\d{2}:\d{2}(?:\.\d+)?)'),
+)
+_HOST_RE = re.compile(r'\s(?P<host>[^\s:]+) kernel:\s*$')
+
+# Source: NVIDIA "XID Errors" (https://docs.nvidia.com/deploy/xid-errors/index.html), the catalog
+# of Xid codes with their likely causes and recommended actions. 'fail': hardware, firmware or
+# interconnect fault that needs a GPU reset, node drain or service; 'warn': usually the application
+# or driver state (a job crashed), worth a look but not a broken GPU.
+XID_CATALOG = {
+    13: ('warn', 'Graphics Engine Exception (usually an application error, e.g. out-of-range access)'),
+    31: ('warn', 'GPU memory page fault (usually an application error: illegal address)'),
+    32: ('warn', 'Invalid or corrupted push buffer stream'),
+    38: ('warn', 'Driver firmware error'),
+    43: ('warn', 'GPU stopped processing (a channel was reset, usually after an application fault)'),
+    45: ('warn', 'Preemptive cleanup, due to previous errors (processes killed or channel reset)'),
+    48: ('fail', 'Double Bit ECC Error (uncorrectable memory error)'),
+    56: ('warn', 'Display Engine error'),
+    57: ('fail', 'Error programming video memory interface'),
+    58: ('fail', 'Unstable video memory interface detected'),
+    61: ('fail', 'Internal micro-controller breakpoint/warning (GPU reset recommended)'),
+    62: ('fail', 'Internal micro-controller halt (GPU reset required)'),
+    63: ('warn', 'ECC page retirement or row remapping recording event (takes effect after a GPU reset)'),
+    64: ('fail', 'ECC page retirement or row remapper recording failure'),
+    68: ('warn', 'NVDEC0 Exception (video decoder)'),
+    69: ('warn', 'Graphics Engine class error'),
+    74: ('fail', 'NVLink Error'),
+    79: ('fail', 'GPU has fallen off the bus'),
+    92: ('fail', 'High single-bit ECC error rate'),
+    94: ('fail', 'Contained ECC error (affected applications killed; GPU reset needed)'),
+    95: ('fail', 'Uncontained ECC error (all applications on the GPU affected; GPU reset needed)'),
+    109: ('warn', 'Context Switch Timeout Error'),
+    119: ('fail', 'GSP RPC timeout (GPU System Processor did not respond)'),
+    120: ('fail', 'GSP error'),
+    121: ('warn', 'C2C link corrected error'),
+    140: ('fail', 'Unrecovered ECC error'),
+    154: ('fail', 'GPU recovery action changed (the driver asks for a reset, reboot or drain)'),
+}
+
+
+def classify(code):
+    """``(status, description)`` for an Xid code; unknown codes are ``warn`` and say so."""
+    if code in XID_CATALOG:
+        return XID_CATALOG[code]
+    return ('warn', 'Xid %d is not in the catalog this collection knows; look it up in NVIDIA\'s Xid documentation'
+            % code)
+
+
+def _header_time(header):
+    for pattern in _TIME_PATTERNS:
+        m = pattern.search(header)
+        if m:
+            return m.group('time')
+    return None
+
+
+def normalize_pci(pci):
+    """``0000:3B:00`` -> ``0000:3b:00``; ``00000000:3b:00.0`` -> ``0000:3b:00`` (Xid names the device, not the function)."""
+    parts = pci.lower().split(':')
+    domain = '%04x' % int(parts[0], 16)
+    device = parts[2].split('.')[0]
+    return '%s:%s:%s' % (domain, parts[1], device)
+
+
+def parse(text):
+    """Every Xid line in ``text`` -> dicts ``{time, host, pci, code, status, description, text, line}``."""
+    events = []
+    for line in (text or '').splitlines():
+        pos = line.find('NVRM: Xid')
+        if pos < 0:
+            continue
+        m = _XID_RE.search(line, pos)
+        if not m:
+            continue
+        header = line[:pos]
+        code = int(m.group('code'))
+        status, description = classify(code)
+        host = _HOST_RE.search(header)
+        events.append({
+            'time': _header_time(header),
+            'host': host.group('host') if host else None,
+            'pci': normalize_pci(m.group('pci')),
+            'code': code,
+            'status': status,
+            'description': description,
+            'text': m.group('text'),
+            'line': line.strip(),
+        })
+    return events
+
+
+def matches_gpu(event_pci, gpu_bus_id):
+    """Whether an Xid's PCI id (``0000:3b:00``) names the GPU at ``0000:3b:00.0``."""
+    if not event_pci or not gpu_bus_id:
+        return False
+    return gpu_bus_id.lower().startswith(event_pci.lower() + '.') or gpu_bus_id.lower() == event_pci.lower()
+
+
+def read(journalctl_path=None, dmesg_path=None, since=None, timeout=30, runner=None):
+    """Kernel log text: ``journalctl -k`` (current boot, or ``--since``), falling back to ``dmesg``.
+
+    Returns ``(text, source, error)``: ``source`` names the command that answered; ``error`` says why
+    nothing could be read (text is then None). Raises _command.CommandTimeout when a reader hangs.
+    """
+    runner = runner or _command.run
+    errors = []
+    if journalctl_path:
+        argv = [journalctl_path, '-k', '--no-pager', '-q', '-o', 'short-iso']
+        argv += ['--since', since] if since else ['-b', '0']
+        try:
+            rc, out, err = runner(argv, timeout=timeout)
+        except _command.CommandNotFound as e:
+            rc, out, err = None, '', str(e)
+            errors.append(str(e))
+        else:
+            # journalctl exits 0 with "No journal files were found." on hosts without a journal.
+            if rc == 0 and 'No journal files were found' not in err:
+                return out, 'journalctl', None
+            errors.append(_command.failure_message(argv, rc, err, out))
+    if dmesg_path:
+        argv = [dmesg_path]
+        try:
+            rc, out, err = runner(argv, timeout=timeout)
+        except _command.CommandNotFound as e:
+            errors.append(str(e))
+        else:
+            if rc == 0:
+                return out, 'dmesg', None
+            errors.append(_command.failure_message(argv, rc, err, out))
+    if not journalctl_path and not dmesg_path:
+        errors.append('neither journalctl nor dmesg was found')
+    return None, None, '; '.join(errors)

@@ -1,0 +1,129 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpuops maintainers
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+"""NVIDIA devices on the PCI bus, read from sysfs (or ``lspci -Dnn`` text): works before any driver exists."""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+import os
+import re
+
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _compat
+
+NVIDIA_VENDOR = '10de'
+# PCI class codes (base class << 8 | subclass), PCI Code and ID Assignment Specification.
+CLASS_VGA = 0x0300
+CLASS_3D = 0x0302
+CLASS_BRIDGE_OTHER = 0x0680   # NVSwitch presents itself as "Bridge: other"
+GPU_CLASSES = (CLASS_VGA, CLASS_3D)
+
+# 0000:07:00.0 3D controller [0302]: NVIDIA Corporation GH100 [H100 SXM5 80GB] [10de:2330] (rev a1)
+_LSPCI_RE = re.compile(
+    r'^(?P<slot>(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s+'
+    r'(?P<class_name>[^\[]*?)\s*\[(?P<class>[0-9a-fA-F]{4})\]:\s+'
+    r'(?P<name>.*?)\s*\[(?P<vendor>[0-9a-fA-F]{4}):(?P<device>[0-9a-fA-F]{4})\]'
+    r'(?:\s+\(rev (?P<rev>[0-9a-fA-F]+)\))?')
+
+
+def kind_of(pci_class, pci_id=None):
+    """``gpu`` (VGA / 3D controller), ``nvswitch`` (bridge) or ``other`` (audio, USB-C ...)."""
+    info = _compat.pci_id_info(pci_id) if pci_id else None
+    if info is not None and info['kind'] == 'nvswitch':
+        return 'nvswitch'
+    if pci_class in GPU_CLASSES:
+        return 'gpu'
+    if pci_class == CLASS_BRIDGE_OTHER:
+        return 'nvswitch'
+    return 'other'
+
+
+def describe(bus_id, vendor, device, pci_class, driver=None, name=None):
+    pci_id = '%s:%s' % (vendor, device)
+    info = _compat.pci_id_info(pci_id)
+    return {
+        'pci_bus_id': bus_id.lower(),
+        'pci_device_id': pci_id,
+        'pci_class': '0x%04x' % pci_class,
+        'kind': kind_of(pci_class, pci_id),
+        'product': info['product'] if info else name,
+        'architecture': info['architecture'] if info else _compat.product_architecture(name),
+        'driver': driver,
+    }
+
+
+def _read(path):
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except (IOError, OSError):
+        return None
+
+
+def _hex(text, width):
+    """``'0x10de'`` -> ``'10de'``; None when unreadable."""
+    if not text:
+        return None
+    try:
+        return '%0*x' % (width, int(text, 16))
+    except ValueError:
+        return None
+
+
+def from_sysfs(sysfs_root='/sys'):
+    """NVIDIA PCI functions under ``<sysfs_root>/bus/pci/devices``, sorted by bus id.
+
+    Returns None when the directory does not exist (no sysfs: use :func:`from_lspci`), a list otherwise.
+    """
+    base = os.path.join(sysfs_root, 'bus', 'pci', 'devices')
+    try:
+        entries = sorted(os.listdir(base))
+    except (IOError, OSError):
+        return None
+    devices = []
+    for entry in entries:
+        path = os.path.join(base, entry)
+        vendor = _hex(_read(os.path.join(path, 'vendor')), 4)
+        if vendor != NVIDIA_VENDOR:
+            continue
+        device = _hex(_read(os.path.join(path, 'device')), 4)
+        raw_class = _read(os.path.join(path, 'class'))
+        if device is None or not raw_class:
+            continue
+        try:
+            pci_class = int(raw_class, 16) >> 8    # 0x030200 -> 0x0302 (drop the programming interface)
+        except ValueError:
+            continue
+        driver_link = os.path.join(path, 'driver')
+        driver = os.path.basename(os.readlink(driver_link)) if os.path.islink(driver_link) else None
+        devices.append(describe(entry, vendor, device, pci_class, driver))
+    return devices
+
+
+def parse_lspci(text):
+    """NVIDIA functions from ``lspci -Dnn`` output (``-k`` lines ``Kernel driver in use:`` are read too)."""
+    devices = []
+    current = None
+    for line in (text or '').splitlines():
+        if line[:1] in (' ', '\t'):
+            m = re.match(r'\s+Kernel driver in use:\s*(\S+)', line)
+            if m and current is not None:
+                current['driver'] = m.group(1)
+            continue
+        current = None
+        m = _LSPCI_RE.match(line.strip())
+        if not m or m.group('vendor').lower() != NVIDIA_VENDOR:
+            continue
+        slot = m.group('slot')
+        if slot.count(':') == 1:
+            slot = '0000:' + slot
+        current = describe(slot, m.group('vendor').lower(), m.group('device').lower(),
+                           int(m.group('class'), 16), name=m.group('name'))
+        devices.append(current)
+    return devices
+
+
+def gpus(devices):
+    return [d for d in devices or () if d['kind'] == 'gpu']

@@ -1,0 +1,235 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) gpuops maintainers
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: gpu_health
+short_description: Check the health of NVIDIA GPUs from nvidia-smi and the kernel log
+version_added: 0.1.0
+description:
+  - Reads C(nvidia-smi -q -x) once (like M(gpuops.gpu_server.gpu_facts)) and the kernel log (C(journalctl -k),
+    falling back to C(dmesg)) for C(NVRM: Xid) lines, and judges each GPU.
+  - "Checks: driver loaded; GPU count (against O(expected_gpu_count), else against the GPUs on the PCI bus);
+    every Xid event, classified by code (hardware faults such as 48, 64, 74, 79, 94, 95, 119 fail; application-side
+    codes such as 13, 31, 43, 45 and unknown codes warn); uncorrectable ECC errors; corrected ECC errors over a
+    threshold; row remapping pending or failed; retired pages pending or at the limit; PCIe link narrower than its
+    maximum; temperature at or near the slowdown threshold; persistence mode off; active hardware or thermal
+    slowdown; a recovery action requested by the driver."
+  - Returns the overall C(status) and the list of C(checks); fails when the status reaches O(fail_on),
+    with a message naming each GPU and check.
+author:
+  - gpuops maintainers
+attributes:
+  check_mode:
+    support: full
+    description: The module only reads; it runs the same way in check mode.
+  diff_mode:
+    support: none
+    description: Nothing changes, so there is nothing to diff.
+  platform:
+    support: full
+    platforms: posix
+options:
+  nvidia_smi_path:
+    description:
+      - Path to the C(nvidia-smi) executable. By default it is looked up on E(PATH).
+    type: path
+  timeout:
+    description:
+      - Seconds to wait for nvidia-smi (and for each kernel log reader) before killing it and failing.
+    type: int
+    default: 30
+  sysfs_root:
+    description:
+      - Where sysfs is mounted; meant for tests that point at a recorded sysfs tree.
+    type: path
+    default: /sys
+  expected_gpu_count:
+    description:
+      - The number of GPUs this host must have. When unset, the module compares with the GPUs on the PCI bus.
+    type: int
+  fail_on:
+    description:
+      - Fail the task when the overall status reaches this level. V(never) only reports.
+    type: str
+    choices: [warn, fail, never]
+    default: fail
+  kernel_log_since:
+    description:
+      - Read kernel messages since this time, in any form C(journalctl --since) accepts (V(-1h), V(2025-02-23 16:00:00), V(today)).
+      - By default only the current boot is read. The C(dmesg) fallback always reads the current boot.
+    type: str
+  kernel_log_path:
+    description:
+      - Read kernel messages from this file instead of running journalctl or dmesg
+        (a saved C(journalctl -k) or C(dmesg) output, for tests and post-mortems).
+    type: path
+  check_kernel_log:
+    description:
+      - Whether to read the kernel log for Xid events at all.
+    type: bool
+    default: true
+  ecc_correctable_max:
+    description:
+      - Warn when a GPU has more corrected ECC errors than this since the driver loaded.
+    type: int
+    default: 1000
+  retired_pages_max:
+    description:
+      - Fail when a GPU has retired this many pages or more (the hardware retires at most 64).
+    type: int
+    default: 60
+  temperature_margin_c:
+    description:
+      - Warn when a GPU is this close (in Celsius) to its slowdown temperature; at or above it the check fails.
+    type: int
+    default: 5
+  require_persistence_mode:
+    description:
+      - Warn when persistence mode is off.
+    type: bool
+    default: true
+seealso:
+  - module: gpuops.gpu_server.gpu_facts
+'''
+
+EXAMPLES = r'''
+- name: Check the GPUs of an 8-GPU node, failing on hardware faults
+  gpuops.gpu_server.gpu_health:
+    expected_gpu_count: 8
+  register: __gpu_health
+
+- name: Report without failing, Xid events of the last day only
+  gpuops.gpu_server.gpu_health:
+    fail_on: never
+    kernel_log_since: -24h
+  register: __gpu_health
+
+- name: List the failing checks
+  ansible.builtin.debug:
+    msg: "{{ __gpu_health.checks | rejectattr('status', 'eq', 'ok') | map(attribute='message') | list }}"
+'''
+
+RETURN = r'''
+status:
+  description: The worst status of all checks.
+  type: str
+  returned: always
+  sample: warn
+checks:
+  description: Every check made, ok ones included.
+  type: list
+  elements: dict
+  returned: always
+  contains:
+    check:
+      description: The check, one of V(driver_loaded), V(gpu_count), V(xid), V(ecc_uncorrectable), V(ecc_correctable),
+        V(row_remapping), V(retired_pages), V(pcie_link_width), V(temperature), V(persistence_mode), V(clock_slowdown),
+        V(recovery_action), V(kernel_log).
+      type: str
+      sample: pcie_link_width
+    gpu:
+      description: The GPU index, null for host-wide checks (and for Xid events of a device nvidia-smi does not describe).
+      type: int
+      sample: 5
+    status:
+      description: V(ok), V(warn) or V(fail).
+      type: str
+      sample: warn
+    value:
+      description: The value judged (a count, a temperature, an Xid code ...).
+      type: raw
+      sample: 8
+    message:
+      description: What was found, naming the GPU.
+      type: str
+      sample: "GPU 5 (0000:ab:00.0): PCIe link x8 of x16 (degraded: reseat or check the riser)"
+xid_events:
+  description: The Xid events found in the kernel log.
+  type: list
+  elements: dict
+  returned: always
+  sample: [{time: "2025-02-23T16:24:18+0000", host: gpu01, pci: "0000:3b:00", code: 79, status: fail,
+            description: GPU has fallen off the bus, text: "pid=1234, name=python3, GPU has fallen off the bus."}]
+kernel_log_source:
+  description: Where the kernel log came from, V(journalctl), V(dmesg), V(file), or null when it was not read.
+  type: str
+  returned: always
+  sample: journalctl
+nvidia:
+  description: The facts the checks were made on, as M(gpuops.gpu_server.gpu_facts) returns them.
+  type: dict
+  returned: always
+'''
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.common.text.converters import to_text
+
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _command
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _health
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _kernel_log
+from ansible_collections.gpuops.gpu_server.plugins.module_utils._module import (
+    BIN_DIRS, gather_facts, host_argument_spec)
+
+
+def read_kernel_log(module):
+    path = module.params['kernel_log_path']
+    if path:
+        try:
+            with open(path, 'rb') as f:
+                return to_text(f.read(), errors='surrogate_or_replace'), 'file', None
+        except (IOError, OSError) as e:
+            module.fail_json(msg='kernel_log_path %s could not be read: %s' % (path, to_text(e)))
+    try:
+        return _kernel_log.read(
+            journalctl_path=module.get_bin_path('journalctl', opt_dirs=BIN_DIRS),
+            dmesg_path=module.get_bin_path('dmesg', opt_dirs=BIN_DIRS),
+            since=module.params['kernel_log_since'],
+            timeout=module.params['timeout'])
+    except _command.CommandTimeout as e:
+        return None, None, str(e)
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=host_argument_spec(
+            expected_gpu_count=dict(type='int'),
+            fail_on=dict(type='str', default='fail', choices=['warn', 'fail', 'never']),
+            kernel_log_since=dict(type='str'),
+            kernel_log_path=dict(type='path'),
+            check_kernel_log=dict(type='bool', default=True),
+            ecc_correctable_max=dict(type='int', default=1000),
+            retired_pages_max=dict(type='int', default=60),
+            temperature_margin_c=dict(type='int', default=5),
+            require_persistence_mode=dict(type='bool', default=True),
+        ),
+        mutually_exclusive=[('kernel_log_since', 'kernel_log_path')],
+        supports_check_mode=True,
+    )
+    facts = gather_facts(module)
+    events, source, log_error = [], None, None
+    if module.params['check_kernel_log']:
+        text, source, log_error = read_kernel_log(module)
+        events = _kernel_log.parse(text) if text is not None else []
+    thresholds = dict((k, module.params[k]) for k in _health.DEFAULT_THRESHOLDS)
+    result = _health.evaluate(facts, events, expected_gpu_count=module.params['expected_gpu_count'],
+                              thresholds=thresholds, kernel_log_error=log_error)
+    for event in events:
+        event.pop('line', None)
+    output = dict(changed=False, status=result['status'], checks=result['checks'], xid_events=events,
+                  kernel_log_source=source, nvidia=facts)
+    if _health.reaches(result['status'], module.params['fail_on']):
+        bad = [c['message'] for c in result['failing']
+               if _health.SEVERITY[c['status']] >= _health.SEVERITY[module.params['fail_on']]]
+        module.fail_json(msg='GPU health is %s: %s' % (result['status'], '; '.join(bad)), **output)
+    module.exit_json(**output)
+
+
+if __name__ == '__main__':
+    main()
