@@ -13,8 +13,8 @@ module: gpu_facts
 short_description: Gather facts about NVIDIA GPUs, driver and CUDA version
 version_added: 0.1.0
 description:
-  - Runs C(nvidia-smi -q -x) exactly once and returns what it reports as C(ansible_facts.nvidia):
-    driver and CUDA version and, per GPU, identity, modes, memory, temperature, power, PCIe link,
+  - Runs C(nvidia-smi -q -x) exactly once and returns what it reports as C(ansible_facts.nvidia),
+    the driver and CUDA version and, per GPU, identity, modes, memory, temperature, power, PCIe link,
     ECC counters, retired pages, row remapping and active clock event reasons.
   - Reads the NVIDIA devices on the PCI bus from sysfs as well, so that a host whose driver is
     missing or broken still reports its GPUs.

@@ -14,7 +14,7 @@ short_description: Check the health of NVIDIA GPUs from nvidia-smi and the kerne
 version_added: 0.1.0
 description:
   - Reads C(nvidia-smi -q -x) once (like M(gpuops.gpu_server.gpu_facts)) and the kernel log (C(journalctl -k),
-    falling back to C(dmesg)) for C(NVRM: Xid) lines, and judges each GPU.
+    falling back to C(dmesg)) for C(NVRM Xid) lines, and judges each GPU.
   - "Checks: driver loaded; GPU count (against O(expected_gpu_count), else against the GPUs on the PCI bus);
     every Xid event, classified by code (hardware faults such as 48, 64, 74, 79, 94, 95, 119 fail; application-side
     codes such as 13, 31, 43, 45 and unknown codes warn); uncorrectable ECC errors; corrected ECC errors over a

@@ -1,0 +1,104 @@
+# One entry point for development and CI. `make help` lists the targets.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+VENV        := .venv
+BIN         := $(VENV)/bin
+PY          := python3
+COLL_LINK   := .cache/collections/ansible_collections/gpuops/gpu_server
+export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/.cache/collections
+export PATH := $(CURDIR)/$(BIN):$(PATH)
+export ANSIBLE_FORCE_COLOR := 0
+export PY_COLORS := 0
+# Every scenario under molecule/, in the order site.yml runs the roles; extra scenarios after.
+SCENARIOS   ?= $(shell $(PY) scripts/scenarios.py)
+SANITY_DIR  := /tmp/gpuops-sanity/ansible_collections/gpuops/gpu_server
+GET_PIP     := $(HOME)/.ansible/test/cache/get_pip_24_2.py
+DEMO_NAME   := gpuops-demo
+IMAGE       ?= $(or $(GPUOPS_TEST_IMAGE),local/debian12:latest)
+
+.PHONY: help
+help: ## List the targets
+	@grep -hE '^[a-z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
+
+$(BIN)/.stamp: requirements-dev.txt
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	touch $@
+
+.PHONY: venv
+venv: $(BIN)/.stamp collection-path ## Create .venv with the pinned toolchain
+
+.PHONY: collection-path
+collection-path: ## Link this checkout as gpuops.gpu_server under .cache/collections
+	@mkdir -p $(dir $(COLL_LINK))
+	@ln -sfn ../../../.. $(COLL_LINK)
+
+.PHONY: host
+host: ## Install docker.io and debootstrap, start dockerd (root, Debian/Ubuntu)
+	bash scripts/setup-host.sh
+
+.PHONY: image
+image: ## Build the Debian 12 systemd test image (skipped when up to date)
+	bash tests/images/build-debian12.sh
+
+.PHONY: lint
+lint: venv ## yamllint and ansible-lint (production profile)
+	$(BIN)/yamllint -s .
+	$(BIN)/ansible-lint --profile production
+
+.PHONY: sanity
+sanity: venv ## ansible-test sanity on a copy of the collection (offline pip bootstrap)
+	@mkdir -p $(dir $(GET_PIP))
+	@cp tests/sanity/get_pip_offline.py $(GET_PIP)
+	rm -rf $(SANITY_DIR) && mkdir -p $(SANITY_DIR)
+	git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | tar -C $(SANITY_DIR) -xf -
+	cd $(SANITY_DIR) && $(CURDIR)/$(BIN)/ansible-test sanity --requirements --python 3.11 --color no
+
+.PHONY: galaxy-import
+galaxy-import: venv ## Build the artifact and run galaxy-importer on it (as Galaxy does on upload)
+	rm -rf build && mkdir -p build
+	$(BIN)/ansible-galaxy collection build --output-path build --force .
+	@if tar -tzf build/*.tar.gz | grep -E '^(molecule|benchmarks|\.venv|\.ci|\.cache)/' ; then \
+	  echo "the artifact holds files it must not" >&2; exit 1; fi
+	GALAXY_IMPORTER_CONFIG=$(CURDIR)/tests/galaxy-importer.cfg $(BIN)/python -m galaxy_importer.main build/*.tar.gz
+
+.PHONY: unit
+unit: venv ## pytest unit tests of the plugins
+	$(BIN)/python -m pytest tests/unit -q
+
+.PHONY: molecule
+molecule: venv image ## Every Molecule scenario (SCENARIOS="base docker" for a few)
+	@for s in $(SCENARIOS); do \
+	  echo "=== molecule test -s $$s"; start=$$(date +%s); \
+	  $(BIN)/molecule test -s $$s || { echo "=== scenario $$s FAILED"; exit 1; }; \
+	  echo "=== scenario $$s passed in $$(( $$(date +%s) - start )) s"; \
+	done
+
+.PHONY: test
+test: host lint sanity galaxy-import unit molecule ## Everything CI runs
+	@echo "all checks passed"
+
+.PHONY: demo
+demo: host venv image ## Converge site.yml on a local Debian 12 container (gpuops-demo)
+	@if ! docker inspect -f '{{.State.Running}}' $(DEMO_NAME) 2>/dev/null | grep -q true; then \
+	  docker rm -f $(DEMO_NAME) >/dev/null 2>&1 || true; \
+	  docker run -d --name $(DEMO_NAME) --hostname $(DEMO_NAME) \
+	    --cap-add SYS_ADMIN --cap-add NET_ADMIN --cap-add NET_RAW --cap-add MKNOD \
+	    --security-opt seccomp=unconfined --security-opt apparmor=unconfined --cgroupns=host \
+	    -v /sys/fs/cgroup:/sys/fs/cgroup:rw -v gpuops-apt-archives:/var/cache/apt/archives \
+	    -v gpuops-demo-docker:/var/lib/docker \
+	    --tmpfs /run --tmpfs /run/lock --tmpfs /tmp $(IMAGE) /lib/systemd/systemd >/dev/null; \
+	  echo "started container $(DEMO_NAME) from $(IMAGE)"; \
+	fi
+	$(BIN)/ansible-playbook site.yml -i inventories/demo
+	$(BIN)/ansible-playbook playbooks/summary.yml -i inventories/demo
+
+.PHONY: demo-clean
+demo-clean: ## Remove the demo container
+	docker rm -f $(DEMO_NAME)
+
+.PHONY: clean
+clean: ## Remove build outputs (keeps .venv and the image)
+	rm -rf build tests/output .cache/facts

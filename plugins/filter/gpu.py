@@ -1,0 +1,81 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpuops maintainers
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+"""Jinja2 filters answering GPU software compatibility questions (documented in the adjacent <filter>.yml files)."""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _compat
+
+
+def _version_text(name, value, example):
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise AnsibleFilterError('%s: expected a version string such as %s, got %r' % (name, example, value))
+    return str(value)
+
+
+def cuda_min_driver(cuda, mode='toolkit'):
+    """Minimum Linux driver for a CUDA toolkit version."""
+    cuda = _version_text('cuda_min_driver', cuda, '"12.4"')
+    if mode not in ('toolkit', 'minor'):
+        raise AnsibleFilterError("cuda_min_driver: mode must be 'toolkit' or 'minor', got %r" % (mode,))
+    try:
+        return _compat.cuda_min_driver(cuda, mode)
+    except ValueError as e:
+        raise AnsibleFilterError('cuda_min_driver: %s' % e)
+
+
+def cuda_driver_compatible(driver, cuda, minor=False):
+    """Whether a driver version runs a CUDA version (optionally through minor version compatibility)."""
+    driver = _version_text('cuda_driver_compatible', driver, '"535.104.05"')
+    cuda = _version_text('cuda_driver_compatible', cuda, '"12.2"')
+    if not isinstance(minor, bool):
+        raise AnsibleFilterError('cuda_driver_compatible: minor must be a boolean, got %r' % (minor,))
+    try:
+        return _compat.cuda_driver_compatible(driver, cuda, minor=minor)
+    except ValueError as e:
+        raise AnsibleFilterError('cuda_driver_compatible: %s' % e)
+
+
+def gpu_architecture(pci_id_or_name):
+    """Architecture of a PCI id (10de:2330) or product name; None when unknown."""
+    if not isinstance(pci_id_or_name, str) or not pci_id_or_name.strip():
+        raise AnsibleFilterError('gpu_architecture: expected a PCI id such as "10de:2330" or a product name such as '
+                                 '"NVIDIA H100 80GB HBM3", got %r' % (pci_id_or_name,))
+    return _compat.gpu_architecture(pci_id_or_name)
+
+
+def driver_supports_architecture(driver, architecture):
+    """Whether a driver branch or version drives GPUs of an architecture."""
+    if isinstance(driver, bool) or not isinstance(driver, (str, int)):
+        raise AnsibleFilterError('driver_supports_architecture: expected a driver branch such as "535" or a version '
+                                 'such as "535.104.05", got %r' % (driver,))
+    try:
+        return _compat.driver_supports_architecture(str(driver), architecture)
+    except ValueError as e:
+        raise AnsibleFilterError('driver_supports_architecture: %s' % e)
+
+
+def torch_cuda_variants(torch_version):
+    """The CUDA wheel variants (cu118 ...) published for a PyTorch release."""
+    torch_version = _version_text('torch_cuda_variants', torch_version, '"2.4.1"')
+    try:
+        return _compat.torch_cuda_variants(torch_version)
+    except ValueError as e:
+        raise AnsibleFilterError('torch_cuda_variants: %s' % e)
+
+
+class FilterModule(object):
+    def filters(self):
+        return {
+            'cuda_min_driver': cuda_min_driver,
+            'cuda_driver_compatible': cuda_driver_compatible,
+            'gpu_architecture': gpu_architecture,
+            'driver_supports_architecture': driver_supports_architecture,
+            'torch_cuda_variants': torch_cuda_variants,
+        }
