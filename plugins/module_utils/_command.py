@@ -13,6 +13,7 @@ __metaclass__ = type
 
 import os
 import shlex
+import signal
 import subprocess
 
 # Enough stderr to see what went wrong, not so much that a task result becomes unreadable.
@@ -74,16 +75,24 @@ def run(argv, timeout=30, env=None):
             stderr=subprocess.PIPE,
             env=command_env(env),
             close_fds=True,
+            start_new_session=True,   # so that a timeout kills the command's children too
         )
     except OSError as e:
         raise CommandNotFound(argv, e.strerror or str(e))
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        proc.kill()
+        _kill_group(proc)
         out, err = proc.communicate()
         raise CommandTimeout(argv, timeout, _text(out), _text(err))
     return proc.returncode, _text(out), _text(err)
+
+
+def _kill_group(proc):
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        proc.kill()
 
 
 def _text(data):

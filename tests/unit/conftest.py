@@ -1,0 +1,107 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpuops maintainers
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+"""Shared helpers: recorded fixtures, fake executables, a fake sysfs tree, and running a module's main()."""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+import contextlib
+import json
+import os
+import stat
+
+import pytest
+import yaml
+
+FIXTURES = os.path.join(os.path.dirname(__file__), 'fixtures')
+
+
+def fixture_path(*parts):
+    return os.path.join(FIXTURES, *parts)
+
+
+def load_yaml(*parts):
+    with open(fixture_path(*parts)) as f:
+        return yaml.safe_load(f)
+
+
+def read_fixture(*parts):
+    with open(fixture_path(*parts)) as f:
+        return f.read()
+
+
+def make_executable(directory, name, stdout_file=None, stdout='', stderr='', rc=0, sleep=None):
+    """A fake command: prints a recorded file (or text), exits with ``rc``; or sleeps (a hung command)."""
+    path = os.path.join(str(directory), name)
+    lines = ['#!/bin/sh']
+    if sleep is not None:
+        lines.append('exec sleep %s' % sleep)
+    if stdout_file:
+        lines.append("cat '%s'" % stdout_file)
+    if stdout:
+        lines.append("printf '%%s' '%s'" % stdout.replace("'", "'\\''"))
+    if stderr:
+        lines.append("printf '%%s' '%s' >&2" % stderr.replace("'", "'\\''"))
+    lines.append('exit %d' % rc)
+    with open(path, 'w') as f:
+        f.write('\n'.join(lines) + '\n')
+    os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return path
+
+
+def build_sysfs(root, recorded):
+    """Build ``<root>/bus/pci/devices/<bdf>/{vendor,device,class,driver}`` from a recorded listing."""
+    devices_dir = os.path.join(str(root), 'bus', 'pci', 'devices')
+    drivers_dir = os.path.join(str(root), 'bus', 'pci', 'drivers')
+    os.makedirs(devices_dir)
+    for bdf, dev in load_yaml('sysfs', recorded)['devices'].items():
+        d = os.path.join(devices_dir, bdf)
+        os.makedirs(d)
+        for key in ('vendor', 'device', 'class'):
+            with open(os.path.join(d, key), 'w') as f:
+                f.write(dev[key] + '\n')
+        if dev.get('driver'):
+            target = os.path.join(drivers_dir, dev['driver'])
+            if not os.path.isdir(target):
+                os.makedirs(target)
+            os.symlink(target, os.path.join(d, 'driver'))
+    return str(root)
+
+
+@contextlib.contextmanager
+def _module_args(args):
+    try:
+        from ansible.module_utils.testing import patch_module_args  # ansible-core >= 2.19
+    except ImportError:
+        patch_module_args = None
+    if patch_module_args is not None:
+        with patch_module_args(args):
+            yield
+        return
+    from unittest import mock
+    from ansible.module_utils import basic
+    from ansible.module_utils.common.text.converters import to_bytes
+    with mock.patch.object(basic, '_ANSIBLE_ARGS', to_bytes(json.dumps({'ANSIBLE_MODULE_ARGS': args}))):
+        yield
+
+
+class ModuleResult(dict):
+    @property
+    def failed(self):
+        return bool(self.get('failed'))
+
+
+@pytest.fixture
+def run_module(capsys):
+    """``run_module(main, args)`` -> the module's JSON result (with ``failed`` set on fail_json)."""
+    def runner(main, args):
+        capsys.readouterr()
+        with _module_args(args):
+            with pytest.raises(SystemExit):
+                main()
+        out = capsys.readouterr().out
+        return ModuleResult(json.loads(out))
+    return runner
