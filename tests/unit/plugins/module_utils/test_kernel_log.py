@@ -1,0 +1,118 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpuops maintainers
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+import pytest
+
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _command
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _kernel_log as kl
+from ansible_collections.gpuops.gpu_server.tests.unit.conftest import load_yaml, make_executable, read_fixture
+
+EXPECTED = load_yaml('kernel_log', 'expected.yml')
+
+
+@pytest.mark.parametrize('name', sorted(EXPECTED))
+def test_parse_recorded_log(name):
+    events = kl.parse(read_fixture('kernel_log', name))
+    assert len(events) == len(EXPECTED[name])
+    for got, want in zip(events, EXPECTED[name]):
+        for key, value in want.items():
+            assert got[key] == value, (name, key, got)
+
+
+@pytest.mark.parametrize('code,status', [(48, 'fail'), (64, 'fail'), (74, 'fail'), (79, 'fail'), (92, 'fail'),
+                                         (94, 'fail'), (95, 'fail'), (119, 'fail'), (120, 'fail'), (61, 'fail'),
+                                         (62, 'fail'), (13, 'warn'), (31, 'warn'), (43, 'warn'), (45, 'warn')])
+def test_classification(code, status):
+    assert kl.classify(code)[0] == status
+
+
+def test_unknown_code_is_warn_and_named():
+    status, description = kl.classify(4242)
+    assert status == 'warn'
+    assert '4242' in description
+
+
+@pytest.mark.parametrize('event_pci,bus_id,match', [('0000:3b:00', '0000:3b:00.0', True),
+                                                    ('0000:3b:00', '0000:3c:00.0', False),
+                                                    ('0000:3b:00', None, False)])
+def test_matches_gpu(event_pci, bus_id, match):
+    assert kl.matches_gpu(event_pci, bus_id) is match
+
+
+def test_read_prefers_journalctl(tmp_path):
+    journal = make_executable(tmp_path, 'journalctl', stdout_file=str(tmp_path / 'x'), rc=0)
+    (tmp_path / 'x').write_text(read_fixture('kernel_log', 'journal_short_iso.txt'))
+    dmesg = make_executable(tmp_path, 'dmesg', stdout='should not be read', rc=0)
+    text, source, error = kl.read(journal, dmesg)
+    assert (source, error) == ('journalctl', None)
+    assert len(kl.parse(text)) == 3
+
+
+def test_read_passes_since_or_current_boot():
+    calls = []
+
+    def runner(argv, timeout=None):
+        calls.append(argv)
+        return 0, '', ''
+    kl.read('/bin/journalctl', None, since='-1h', runner=runner)
+    kl.read('/bin/journalctl', None, runner=runner)
+    assert calls[0][-2:] == ['--since', '-1h']
+    assert calls[1][-2:] == ['-b', '0']
+    assert all(c[:2] == ['/bin/journalctl', '-k'] for c in calls)
+
+
+def test_read_falls_back_to_dmesg(tmp_path):
+    journal = make_executable(tmp_path, 'journalctl', stderr='No journal files were found.\n', rc=0)
+    dmesg = make_executable(tmp_path, 'dmesg', stdout_file=str(tmp_path / 'd'), rc=0)
+    (tmp_path / 'd').write_text(read_fixture('kernel_log', 'dmesg_raw.txt'))
+    text, source, error = kl.read(journal, dmesg)
+    assert source == 'dmesg' and error is None
+    assert [e['code'] for e in kl.parse(text)] == [13, 13, 43, 79]
+
+
+def test_read_reports_why_nothing_was_read(tmp_path):
+    journal = make_executable(tmp_path, 'journalctl', stderr='Failed to get journal access: Permission denied\n', rc=1)
+    dmesg = make_executable(tmp_path, 'dmesg', stderr='dmesg: read kernel buffer failed: Operation not permitted\n',
+                            rc=1)
+    text, source, error = kl.read(journal, dmesg)
+    assert text is None and source is None
+    assert 'exit code 1' in error and 'Permission denied' in error and 'Operation not permitted' in error
+
+
+def test_read_with_no_tools():
+    assert kl.read(None, None)[2] == 'neither journalctl nor dmesg was found'
+
+
+def test_command_helper(tmp_path):
+    exe = make_executable(tmp_path, 'tool', stdout='out', stderr='oops', rc=3)
+    rc, out, err = _command.run([exe, 'a b'])
+    assert (rc, out, err) == (3, 'out', 'oops')
+    msg = _command.failure_message([exe, 'a b'], rc, err)
+    assert msg == "Command '%s 'a b'' failed with exit code 3: oops" % exe
+
+
+def test_command_forces_c_locale(tmp_path, monkeypatch):
+    monkeypatch.setenv('LC_ALL', 'de_DE.UTF-8')
+    rc, out, _err = _command.run(['sh', '-c', 'printf %s "$LC_ALL"'])
+    assert (rc, out) == (0, 'C')
+
+
+def test_command_timeout_kills(tmp_path):
+    exe = make_executable(tmp_path, 'hang', sleep=30)
+    with pytest.raises(_command.CommandTimeout, match='did not finish within 1 seconds'):
+        _command.run([exe], timeout=1)
+
+
+def test_command_not_found(tmp_path):
+    with pytest.raises(_command.CommandNotFound):
+        _command.run([str(tmp_path / 'missing')])
+
+
+def test_command_refuses_a_string():
+    with pytest.raises(TypeError):
+        _command.run('ls -l')
