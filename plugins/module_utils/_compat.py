@@ -551,16 +551,23 @@ def _problem(variable, message, fix):
     return {'variable': variable, 'message': message, 'fix': fix}
 
 
-def suggest_branch(cuda=None, architectures=None, kernel_module=None):
-    """A driver branch that satisfies all constraints, long-term-support branches first, or None."""
-    low, high = 0, 10 ** 6
+def suggest_branch(cuda=None, architectures=None, kernel_module=None, allow_minor=True):
+    """A driver branch that satisfies all constraints, long-term-support branches first, or None.
+
+    A branch that runs ``cuda`` fully is preferred; when the architectures rule that out (Kepler and
+    CUDA 11.8: R470 is Kepler's last branch) and ``allow_minor`` is true, a branch that runs it through
+    minor version compatibility is suggested instead.
+    """
+    floors = []
     if cuda is not None:
+        major = parse_version(cuda)[0]
         try:
-            low = max(low, driver_branch(cuda_min_driver(cuda, 'toolkit')))
+            floors.append(driver_branch(cuda_min_driver(cuda, 'toolkit')))
         except ValueError:
-            major = parse_version(cuda)[0]
-            if major in CUDA_MINOR_COMPAT_MIN_DRIVER:
-                low = max(low, driver_branch(CUDA_MINOR_COMPAT_MIN_DRIVER[major]))
+            pass
+        if major in CUDA_MINOR_COMPAT_MIN_DRIVER and (allow_minor or not floors):
+            floors.append(driver_branch(CUDA_MINOR_COMPAT_MIN_DRIVER[major]))
+    low, high = 0, 10 ** 6
     for arch in architectures or ():
         info = architecture_info(arch)
         low = max(low, RECOMMENDED_MIN_BRANCH.get(info['name'], info['min_branch'] or 0))
@@ -568,10 +575,11 @@ def suggest_branch(cuda=None, architectures=None, kernel_module=None):
             high = min(high, info['last_branch'])
     if kernel_module == 'open':
         low = max(low, OPEN_KERNEL_MODULE_MIN_BRANCH)
-    for pool in (LTS_BRANCHES, KNOWN_BRANCHES):
-        fitting = [b for b in pool if low <= b <= high]
-        if fitting:
-            return str(max(fitting))
+    for floor in floors or [0]:
+        for pool in (LTS_BRANCHES, KNOWN_BRANCHES):
+            fitting = [b for b in pool if max(low, floor) <= b <= high]
+            if fitting:
+                return str(max(fitting))
     return None
 
 
@@ -612,7 +620,7 @@ def check(cuda=None, driver=None, branch=None, architectures=None, kernel_module
         drv_var = VAR_DRIVER if branch is None else VAR_BRANCH
     elif branch is not None:
         drv_branch = driver_branch(branch)
-    suggestion = suggest_branch(cuda, archs, kernel_module)
+    suggestion = suggest_branch(cuda, archs, kernel_module, allow_minor)
     fix_branch = ("set %s to '%s'" % (VAR_BRANCH, suggestion)) if suggestion else \
         'no single driver branch satisfies every constraint: split the hosts or change the CUDA version'
 
@@ -696,7 +704,7 @@ def check(cuda=None, driver=None, branch=None, architectures=None, kernel_module
     if torch is not None:
         problems.extend(_check_torch(torch, cuda, driver, drv_branch, archs, notes))
 
-    if suggestion is None and (cuda is not None or archs) and not problems:
+    if suggestion is None and drv_branch is None and (cuda is not None or archs) and not problems:
         problems.append(_problem(VAR_BRANCH, 'no known driver branch satisfies CUDA %s with %s GPUs'
                                  % (cuda or 'any', ', '.join(archs) or 'these'), fix_branch))
     return {

@@ -1,0 +1,87 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpuops maintainers
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+import pytest
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.gpuops.gpu_server.plugins.filter import gpu
+
+FILTERS = gpu.FilterModule().filters()
+
+
+def test_every_filter_is_exported():
+    assert sorted(FILTERS) == ['cuda_driver_compatible', 'cuda_min_driver', 'driver_supports_architecture',
+                               'gpu_architecture', 'torch_cuda_variants']
+
+
+@pytest.mark.parametrize('args,result', [
+    (('11.8',), '520.61.05'), (('12.0', 'toolkit'), '525.60.13'), (('11.8', 'minor'), '450.80.02'),
+    ((12.4,), '550.54.14'),
+])
+def test_cuda_min_driver(args, result):
+    assert FILTERS['cuda_min_driver'](*args) == result
+
+
+@pytest.mark.parametrize('args,fragment', [
+    (('12.7',), 'not in the table'), (('11.8', 'full'), "mode must be 'toolkit' or 'minor'"),
+    (([],), 'expected a version string'), (('10.0', 'minor'), 'no minor version compatibility'),
+])
+def test_cuda_min_driver_errors(args, fragment):
+    with pytest.raises(AnsibleFilterError, match='cuda_min_driver') as e:
+        FILTERS['cuda_min_driver'](*args)
+    assert fragment in str(e.value)
+
+
+@pytest.mark.parametrize('args,result', [
+    (('535.104.05', '12.2'), True), (('535.104.05', '12.4'), False), (('535.104.05', '12.4', True), True),
+    (('470.182.03', '12.0', True), False),
+])
+def test_cuda_driver_compatible(args, result):
+    assert FILTERS['cuda_driver_compatible'](*args) is result
+
+
+def test_cuda_driver_compatible_errors():
+    with pytest.raises(AnsibleFilterError, match='minor must be a boolean'):
+        FILTERS['cuda_driver_compatible']('535.104.05', '12.2', 'yes')
+    with pytest.raises(AnsibleFilterError, match='expected a version string'):
+        FILTERS['cuda_driver_compatible'](None, '12.2')
+
+
+@pytest.mark.parametrize('value,arch', [('10de:2330', 'Hopper'), ('NVIDIA GeForce RTX 4090', 'Ada Lovelace'),
+                                        ('Tesla V100-SXM2-32GB', 'Volta'), ('10de:ffff', None)])
+def test_gpu_architecture(value, arch):
+    assert FILTERS['gpu_architecture'](value) == arch
+
+
+@pytest.mark.parametrize('value', [None, 2330, '', ['10de:2330']])
+def test_gpu_architecture_errors(value):
+    with pytest.raises(AnsibleFilterError, match='expected a PCI id'):
+        FILTERS['gpu_architecture'](value)
+
+
+@pytest.mark.parametrize('args,result', [(('470', 'Hopper'), False), (('535.104.05', 'Hopper'), True),
+                                         ((470, 'Kepler'), True), (('590', 'Volta'), False)])
+def test_driver_supports_architecture(args, result):
+    assert FILTERS['driver_supports_architecture'](*args) is result
+
+
+@pytest.mark.parametrize('args,fragment', [(('535', 'Fermi'), 'unknown GPU architecture'),
+                                           (('latest', 'Hopper'), 'expected a driver branch'),
+                                           ((None, 'Hopper'), 'expected a driver branch')])
+def test_driver_supports_architecture_errors(args, fragment):
+    with pytest.raises(AnsibleFilterError) as e:
+        FILTERS['driver_supports_architecture'](*args)
+    assert fragment in str(e.value)
+
+
+def test_torch_cuda_variants():
+    assert FILTERS['torch_cuda_variants']('1.13.1') == ['cu116', 'cu117']
+    assert 'cu118' not in FILTERS['torch_cuda_variants']('1.13.1+cu118')
+    with pytest.raises(AnsibleFilterError, match='torch 0.4.1 is not in the table'):
+        FILTERS['torch_cuda_variants']('0.4.1')

@@ -1,0 +1,117 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpuops maintainers
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+import pytest
+
+from ansible.module_utils import basic
+
+from ansible_collections.gpuops.gpu_server.plugins.modules import gpu_facts
+from ansible_collections.gpuops.gpu_server.tests.unit.conftest import (
+    build_sysfs, fixture_path, load_yaml, make_executable)
+
+EXPECTED = load_yaml('nvidia_smi', 'expected.yml')
+NO_DRIVER = load_yaml('nvidia_smi', 'no_driver.yml')
+
+
+def counting_nvidia_smi(tmp_path, fixture):
+    """A fake nvidia-smi that prints a capture and appends its argv to a file, so calls can be counted."""
+    log = tmp_path / 'calls'
+    path = tmp_path / 'nvidia-smi'
+    path.write_text('#!/bin/sh\necho "$@" >> \'%s\'\ncat \'%s\'\n' % (log, fixture_path('nvidia_smi', fixture)))
+    path.chmod(0o755)
+    return str(path), log
+
+
+@pytest.mark.parametrize('name', sorted(EXPECTED))
+def test_facts_from_capture(name, tmp_path, run_module):
+    exe, log = counting_nvidia_smi(tmp_path, name)
+    result = run_module(gpu_facts.main, dict(nvidia_smi_path=exe, sysfs_root=str(tmp_path / 'none')))
+    assert log.read_text() == '-q -x\n'          # exactly one run, with exactly these arguments
+    nvidia = result['ansible_facts']['nvidia']
+    assert result['changed'] is False
+    assert nvidia['driver_loaded'] is True and nvidia['reason'] is None
+    assert nvidia['driver_version'] == EXPECTED[name]['driver_version']
+    assert nvidia['gpu_count'] == EXPECTED[name]['gpu_count'] == len(nvidia['gpus'])
+    assert nvidia['attached_gpus'] == EXPECTED[name]['attached_gpus']
+    for gpu in nvidia['gpus']:
+        assert gpu['architecture'] is not None, gpu['name']
+
+
+def test_architecture_and_cuda_from_tables_for_old_drivers(tmp_path, run_module):
+    """R390 prints neither product_architecture nor cuda_version: both come from the tables."""
+    exe, _log = counting_nvidia_smi(tmp_path, 'k80_r390.xml')
+    nvidia = run_module(gpu_facts.main, dict(nvidia_smi_path=exe, sysfs_root=str(tmp_path)))['ansible_facts']['nvidia']
+    assert nvidia['cuda_version'] == '9.1'
+    assert [(g['architecture'], g['architecture_source']) for g in nvidia['gpus']] == \
+        [('Kepler', 'pci_device_id'), ('Kepler', 'pci_device_id')]
+
+
+def test_pci_devices_are_listed_with_the_driver(tmp_path, run_module):
+    exe, _log = counting_nvidia_smi(tmp_path, 'hgx_h200_8gpu_r570.xml')
+    sysfs = build_sysfs(tmp_path / 'sys', 'hgx_h200.yml')
+    nvidia = run_module(gpu_facts.main, dict(nvidia_smi_path=exe, sysfs_root=sysfs))['ansible_facts']['nvidia']
+    kinds = [d['kind'] for d in nvidia['pci_devices']]
+    assert kinds.count('gpu') == 8 and kinds.count('nvswitch') == 4
+    assert [g['pci_bus_id'] for g in nvidia['gpus']] == \
+        [d['pci_bus_id'] for d in nvidia['pci_devices'] if d['kind'] == 'gpu']
+
+
+@pytest.mark.parametrize('case', sorted(NO_DRIVER))
+def test_no_driver_does_not_fail(case, tmp_path, run_module):
+    out = NO_DRIVER[case]
+    exe = make_executable(tmp_path, 'nvidia-smi', stdout=out['stdout'], stderr=out['stderr'], rc=out['rc'])
+    sysfs = build_sysfs(tmp_path / 'sys', 'workstation_no_driver.yml')
+    result = run_module(gpu_facts.main, dict(nvidia_smi_path=exe, sysfs_root=sysfs))
+    assert not result.failed
+    nvidia = result['ansible_facts']['nvidia']
+    assert nvidia['driver_loaded'] is False
+    assert nvidia['gpus'] == [] and nvidia['gpu_count'] == 0
+    for fragment in out['reason_contains']:
+        assert fragment in nvidia['reason']
+    assert [(d['pci_device_id'], d['kind'], d['driver']) for d in nvidia['pci_devices']] == \
+        [('10de:2684', 'gpu', 'nouveau'), ('10de:22ba', 'other', 'snd_hda_intel')]
+
+
+def test_nvidia_smi_not_installed(tmp_path, run_module, monkeypatch):
+    real = basic.AnsibleModule.get_bin_path
+
+    def get_bin_path(self, name, *args, **kwargs):
+        return None if name == 'nvidia-smi' else real(self, name, *args, **kwargs)
+    monkeypatch.setattr(basic.AnsibleModule, 'get_bin_path', get_bin_path)
+    result = run_module(gpu_facts.main, dict(sysfs_root=str(tmp_path)))
+    nvidia = result['ansible_facts']['nvidia']
+    assert nvidia['driver_loaded'] is False
+    assert 'nvidia-smi was not found' in nvidia['reason']
+
+
+def test_nvidia_smi_path_that_does_not_exist(tmp_path, run_module):
+    result = run_module(gpu_facts.main, dict(nvidia_smi_path=str(tmp_path / 'nope'), sysfs_root=str(tmp_path)))
+    assert result['ansible_facts']['nvidia']['driver_loaded'] is False
+    assert 'could not be started' in result['ansible_facts']['nvidia']['reason']
+
+
+def test_hung_nvidia_smi_fails_clearly(tmp_path, run_module):
+    exe = make_executable(tmp_path, 'nvidia-smi', sleep=30)
+    result = run_module(gpu_facts.main, dict(nvidia_smi_path=exe, timeout=1, sysfs_root=str(tmp_path)))
+    assert result.failed
+    assert 'nvidia-smi -q -x' in result['msg'] and 'did not finish within 1 seconds' in result['msg']
+
+
+def test_garbage_output_fails_clearly(tmp_path, run_module):
+    exe = make_executable(tmp_path, 'nvidia-smi', stdout='<nvidia_smi_log><gpu>', rc=0)
+    result = run_module(gpu_facts.main, dict(nvidia_smi_path=exe, sysfs_root=str(tmp_path)))
+    assert result.failed
+    assert 'could not be read' in result['msg']
+
+
+def test_check_mode(tmp_path, run_module):
+    exe, log = counting_nvidia_smi(tmp_path, 'a100_mig_r535.xml')
+    result = run_module(gpu_facts.main, dict(nvidia_smi_path=exe, sysfs_root=str(tmp_path), _ansible_check_mode=True))
+    assert result['changed'] is False
+    assert result['ansible_facts']['nvidia']['gpus'][0]['mig_mode'] is True
+    assert log.read_text() == '-q -x\n'
