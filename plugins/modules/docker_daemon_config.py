@@ -1,0 +1,261 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) gpuops maintainers
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: docker_daemon_config
+short_description: Merge settings into Docker's daemon.json without losing the keys others wrote
+version_added: 0.1.0
+description:
+  - Reads the JSON object in O(path) (Docker's C(/etc/docker/daemon.json)), deletes the key paths listed in
+    O(remove), merges O(settings) into it and writes the result back atomically, as valid JSON.
+  - Every key that O(settings) and O(remove) do not name is kept, with its value, as it was. Several roles
+    (and the host's administrator) can therefore own different keys of the same file, for example
+    C(log-opts) from one role and C(runtimes.nvidia) from another.
+  - "Objects are merged key by key, recursively: O(settings={\"log-opts\": {\"max-size\": \"100m\"}}) keeps
+    an existing C(log-opts.max-file). Every other value, B(arrays included), replaces what was there:
+    O(settings={\"registry-mirrors\": [\"https://a\"]}) leaves exactly one mirror."
+  - The file is compared as data, not as text. When the merged object equals the existing one the file is
+    not rewritten (its formatting is kept) and the module reports no change.
+  - When O(path) does not exist it is created, with its parent directories.
+  - When O(path) holds something that is not a JSON object, the module fails with the line and column of
+    the error and leaves the file untouched.
+author:
+  - gpuops maintainers
+options:
+  path:
+    description:
+      - The daemon configuration file.
+    type: path
+    default: /etc/docker/daemon.json
+  settings:
+    description:
+      - The keys to set. Objects merge recursively into the existing ones; everything else, arrays included,
+        replaces the existing value.
+      - Docker expects strings for C(log-opts) values (V("100m"), V("3")), quote them.
+    type: dict
+    default: {}
+  remove:
+    description:
+      - Key paths to delete before O(settings) is merged. A path is a string of keys separated by dots
+        (V(log-opts.max-file)), or a list of keys for a key that contains a dot.
+      - A path that is not in the file is ignored.
+      - Removing a whole object and setting some of its keys in O(settings) replaces that object.
+    type: list
+    elements: raw
+    default: []
+  backup:
+    description:
+      - Keep a copy of the file, with a timestamp in its name, before changing it.
+    type: bool
+    default: false
+  validate:
+    description:
+      - A command that checks the new file before it replaces O(path); C(%s) is the new file's path.
+      - For example V(dockerd --validate --config-file %s) (Docker 23.0 and later).
+    type: str
+extends_documentation_fragment:
+  - ansible.builtin.files
+attributes:
+  check_mode:
+    support: full
+    description: In check mode nothing is written, no directory is created, and the result and diff say what would change.
+  diff_mode:
+    support: full
+    description: The diff shows the file's text before and after.
+  platform:
+    support: full
+    platforms: posix
+notes:
+  - The new file is written with two-space indentation. Unchanged files keep their formatting.
+  - An empty file counts as an empty object.
+  - Docker reads the file only when it starts; restart it (a handler) when the module reports a change.
+seealso:
+  - name: Docker daemon configuration file
+    description: Every key Docker accepts in daemon.json.
+    link: https://docs.docker.com/reference/cli/dockerd/#daemon-configuration-file
+'''
+
+EXAMPLES = r'''
+- name: Cap the json-file logs and give containers a large /dev/shm
+  gpuops.gpu_server.docker_daemon_config:
+    settings:
+      log-driver: json-file
+      log-opts:
+        max-size: "100m"
+        max-file: "3"
+      default-shm-size: "8G"
+  notify: Restart Docker
+
+- name: Register the NVIDIA runtime (what nvidia-ctk runtime configure --runtime=docker writes)
+  gpuops.gpu_server.docker_daemon_config:
+    settings:
+      runtimes:
+        nvidia:
+          path: nvidia-container-runtime
+          args: []
+    backup: true
+
+- name: Stop making nvidia the default runtime
+  gpuops.gpu_server.docker_daemon_config:
+    remove:
+      - default-runtime
+
+- name: Remove a key whose name contains a dot
+  gpuops.gpu_server.docker_daemon_config:
+    remove:
+      - ["features", "containerd-snapshotter"]
+      - ["log-opts", "labels.example"]
+'''
+
+RETURN = r'''
+path:
+  description: The file that was (or, in check mode, would be) written.
+  returned: always
+  type: str
+  sample: /etc/docker/daemon.json
+config:
+  description: The whole configuration after the change (in check mode, as it would be).
+  returned: always
+  type: dict
+  sample: {"log-driver": "json-file", "log-opts": {"max-size": "100m", "max-file": "3"}, "data-root": "/srv/docker"}
+removed:
+  description: The key paths that were (or would be) deleted; paths that were not there are not listed.
+  returned: always
+  type: list
+  elements: str
+  sample: ["default-runtime"]
+created:
+  description: Whether the file did not exist before.
+  returned: always
+  type: bool
+  sample: false
+backup_file:
+  description: The copy of the file taken before the change.
+  returned: when O(backup=true) and the file existed and changed
+  type: str
+  sample: /etc/docker/daemon.json.12345.2026-11-30@06:40:00~
+'''
+
+import os
+import tempfile
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.common.text.converters import to_bytes, to_native, to_text
+
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _json_merge
+
+
+def read_text(module, path):
+    try:
+        with open(path, 'rb') as f:
+            return to_text(f.read(), errors='surrogate_or_strict')
+    except (IOError, OSError) as e:
+        module.fail_json(msg='Could not read %s: %s' % (path, to_native(e)))
+    except UnicodeError as e:
+        module.fail_json(msg='%s is not UTF-8 text, so not valid JSON (%s); the file was left untouched'
+                             % (path, to_native(e)))
+
+
+def make_parent(module, directory):
+    if os.path.isdir(directory):
+        return
+    try:
+        os.makedirs(directory, 0o755)
+    except OSError as e:
+        module.fail_json(msg='Could not create the directory %s: %s' % (directory, to_native(e)))
+
+
+def write_atomically(module, path, text, backup):
+    """Write to a temporary file next to ``path``, validate it, back ``path`` up, rename the new file over it.
+
+    Returns the backup's path, or None.
+    """
+    backup_file = None
+    directory = os.path.dirname(path) or '.'
+    fd, tmp = tempfile.mkstemp(prefix='.%s.' % os.path.basename(path), dir=directory)
+    try:
+        with os.fdopen(fd, 'wb') as f:
+            f.write(to_bytes(text))
+        validate = module.params['validate']
+        if validate:
+            if '%s' not in validate:
+                module.fail_json(msg='validate must contain %%s (the new file), got: %s' % validate)
+            rc, out, err = module.run_command(validate % tmp, environ_update={'LC_ALL': 'C', 'LANG': 'C'})
+            if rc != 0:
+                module.fail_json(msg="The new configuration did not pass '%s' (exit code %d): %s; %s was left "
+                                     "untouched" % (validate, rc, (err or out).strip(), path), rc=rc,
+                                 stdout=out, stderr=err)
+        if backup and os.path.exists(path):
+            backup_file = module.backup_local(path)
+        module.atomic_move(tmp, path, unsafe_writes=module.params['unsafe_writes'])
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return backup_file
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            path=dict(type='path', default='/etc/docker/daemon.json'),
+            settings=dict(type='dict', default={}),
+            remove=dict(type='list', elements='raw', default=[]),
+            backup=dict(type='bool', default=False),
+            validate=dict(type='str'),
+        ),
+        add_file_common_args=True,
+        supports_check_mode=True,
+    )
+    path = module.params['path']
+    result = dict(changed=False, path=path, removed=[], created=False)
+
+    if os.path.isdir(path):
+        module.fail_json(msg='%s is a directory, not a daemon configuration file' % path, **result)
+
+    for p in module.params['remove']:
+        try:
+            _json_merge.parse_path(p)
+        except ValueError as e:
+            module.fail_json(msg='remove: %s' % e, **result)
+
+    exists = os.path.exists(path)
+    before_text = read_text(module, path) if exists else ''
+    try:
+        before = _json_merge.loads(before_text, source=path)
+    except _json_merge.JsonDocumentError as e:
+        module.fail_json(msg='%s. The file was left untouched: fix or remove it, then run again.' % e, **result)
+
+    after, removed = _json_merge.apply(before, module.params['settings'], module.params['remove'])
+    result.update(config=after, removed=removed, created=not exists)
+    changed = not exists or after != before
+    after_text = _json_merge.dumps(after) if changed else before_text
+
+    if changed and not module.check_mode:
+        make_parent(module, os.path.dirname(path))
+        backup_file = write_atomically(module, path, after_text, module.params['backup'])
+        if backup_file:
+            result['backup_file'] = backup_file
+
+    file_args = module.load_file_common_arguments(module.params)
+    if not exists and file_args.get('mode') is None:
+        file_args['mode'] = '0644'
+    if not (module.check_mode and not exists):
+        # In check mode an absent file has no attributes yet: it would be created with them.
+        changed = module.set_fs_attributes_if_different(file_args, changed)
+
+    result['changed'] = changed
+    if module._diff:
+        result['diff'] = dict(before=before_text, after=after_text,
+                              before_header=path if exists else '%s (absent)' % path, after_header=path)
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()

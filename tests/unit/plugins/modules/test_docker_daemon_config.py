@@ -1,0 +1,203 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpuops maintainers
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+"""docker_daemon_config: merge cases as data (merge_cases.yml), then check mode, diff, backup, errors."""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+import json
+import os
+import re
+import shutil
+import stat
+
+import pytest
+
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _json_merge
+from ansible_collections.gpuops.gpu_server.plugins.modules import docker_daemon_config
+from ansible_collections.gpuops.gpu_server.tests.unit.conftest import fixture_path, load_yaml, make_executable
+
+CASES = load_yaml('docker_daemon_config', 'merge_cases.yml')
+LOG_SETTINGS = {'log-driver': 'json-file', 'log-opts': {'max-size': '100m', 'max-file': '3'}}
+
+
+def place(tmp_path, fixture, name='daemon.json'):
+    """Copy a fixture into a fresh directory; return the path the module will manage."""
+    path = tmp_path / 'etc' / 'docker' / name
+    if fixture is not None:
+        path.parent.mkdir(parents=True)
+        shutil.copy(fixture_path('docker_daemon_config', fixture), str(path))
+    return path
+
+
+def snapshot(path):
+    st = os.stat(str(path))
+    return path.read_bytes(), st.st_mtime_ns, st.st_ino
+
+
+@pytest.fixture
+def run(run_module):
+    def runner(**args):
+        return run_module(docker_daemon_config.main, args)
+    return runner
+
+
+@pytest.mark.parametrize('case', CASES, ids=[c['id'] for c in CASES])
+def test_merge_case(tmp_path, run, case):
+    path = place(tmp_path, case['existing'])
+    before = snapshot(path) if case['existing'] else None
+    expected = case.get('config')
+    if expected is None:   # no change expected: the file's object stays what it was
+        expected = _json_merge.loads(path.read_text())
+
+    result = run(path=str(path), settings=case.get('settings', {}), remove=case.get('remove', []))
+
+    assert not result.failed, result
+    assert result['changed'] is case['changed']
+    assert result['config'] == expected
+    on_disk = json.loads(path.read_text())
+    assert on_disk == expected
+    # Keys the module did not add keep their place: the user's order is not shuffled.
+    assert list(on_disk) == list(expected)
+    if not case['changed']:
+        assert snapshot(path) == before, 'an unchanged file must not be rewritten (formatting kept)'
+    # Second run with the same arguments: nothing left to do.
+    again = run(path=str(path), settings=case.get('settings', {}), remove=case.get('remove', []))
+    assert again['changed'] is False
+
+
+def test_absent_file_created_with_parent_dir_and_mode(tmp_path, run):
+    path = place(tmp_path, None)
+    assert not path.parent.exists()
+    result = run(path=str(path), settings=LOG_SETTINGS)
+    assert result['changed'] and result['created']
+    assert stat.S_IMODE(os.stat(str(path)).st_mode) == 0o644
+    assert stat.S_IMODE(os.stat(str(path.parent)).st_mode) & 0o755 == 0o755
+    text = path.read_text()
+    assert text.endswith('}\n') and json.loads(text) == LOG_SETTINGS
+    # No temporary files left next to it.
+    assert os.listdir(str(path.parent)) == ['daemon.json']
+
+
+def test_mode_option_applies_to_existing_file(tmp_path, run):
+    path = place(tmp_path, 'user_daemon.json')
+    os.chmod(str(path), 0o600)
+    result = run(path=str(path), mode='0644')
+    assert result['changed']
+    assert stat.S_IMODE(os.stat(str(path)).st_mode) == 0o644
+
+
+@pytest.mark.parametrize('fixture, message', [
+    ('invalid_trailing_comma.json', r'is not valid JSON \(line 3, column 34\)'),
+    ('array_document.json', r'holds a JSON array, not an object'),
+])
+def test_invalid_existing_file_fails_and_stays_untouched(tmp_path, run, fixture, message):
+    path = place(tmp_path, fixture)
+    before = snapshot(path)
+    result = run(path=str(path), settings=LOG_SETTINGS, backup=True)
+    assert result.failed
+    assert str(path) in result['msg']
+    assert 'left untouched' in result['msg']
+    assert re.search(message, result['msg']), result['msg']
+    assert snapshot(path) == before
+    assert os.listdir(str(path.parent)) == [path.name], 'no backup or temporary file for a refused run'
+
+
+def test_check_mode_reports_but_writes_nothing(tmp_path, run):
+    path = place(tmp_path, 'user_daemon.json')
+    before = snapshot(path)
+    result = run(path=str(path), settings=LOG_SETTINGS, remove=['data-root'], _ansible_check_mode=True)
+    assert result['changed'] is True
+    assert result['removed'] == ['data-root']
+    assert 'data-root' not in result['config'] and result['config']['log-driver'] == 'json-file'
+    assert snapshot(path) == before
+
+
+def test_check_mode_on_absent_file_creates_nothing(tmp_path, run):
+    path = place(tmp_path, None)
+    result = run(path=str(path), settings=LOG_SETTINGS, _ansible_check_mode=True)
+    assert result['changed'] is True and result['created'] is True
+    assert not path.parent.exists(), 'check mode must not create the directory'
+
+
+def test_check_mode_unchanged(tmp_path, run):
+    path = place(tmp_path, 'user_daemon.json')
+    result = run(path=str(path), settings={'data-root': '/srv/docker'}, _ansible_check_mode=True)
+    assert result['changed'] is False
+
+
+def test_diff_shows_before_and_after_text(tmp_path, run):
+    path = place(tmp_path, 'user_daemon.json')
+    original = path.read_text()
+    result = run(path=str(path), settings={'default-shm-size': '8G'}, _ansible_diff=True)
+    diff = result['diff']
+    assert diff['before'] == original
+    assert diff['after'] == path.read_text()
+    assert '"default-shm-size": "8G"' in diff['after'] and 'default-shm-size' not in diff['before']
+    assert diff['after_header'] == str(path)
+
+
+def test_diff_in_check_mode_for_absent_file(tmp_path, run):
+    path = place(tmp_path, None)
+    result = run(path=str(path), settings=LOG_SETTINGS, _ansible_diff=True, _ansible_check_mode=True)
+    assert result['diff']['before'] == ''
+    assert json.loads(result['diff']['after']) == LOG_SETTINGS
+    assert 'absent' in result['diff']['before_header']
+
+
+def test_backup_keeps_the_previous_file(tmp_path, run):
+    path = place(tmp_path, 'user_daemon.json')
+    original = path.read_bytes()
+    result = run(path=str(path), settings=LOG_SETTINGS, backup=True)
+    assert result['changed']
+    backup = result['backup_file']
+    assert os.path.dirname(backup) == str(path.parent)
+    with open(backup, 'rb') as f:
+        assert f.read() == original
+    # No change, no new backup.
+    again = run(path=str(path), settings=LOG_SETTINGS, backup=True)
+    assert again['changed'] is False and 'backup_file' not in again
+    assert len(os.listdir(str(path.parent))) == 2
+
+
+def test_validate_failure_leaves_file_untouched(tmp_path, run):
+    path = place(tmp_path, 'user_daemon.json')
+    before = snapshot(path)
+    checker = make_executable(tmp_path, 'fake-dockerd', stderr='unknown key "log-driverr"', rc=1)
+    result = run(path=str(path), settings={'log-driverr': 'x'}, validate=checker + ' --validate %s', backup=True)
+    assert result.failed
+    assert 'unknown key "log-driverr"' in result['msg'] and 'exit code 1' in result['msg']
+    assert snapshot(path) == before
+    assert os.listdir(str(path.parent)) == ['daemon.json']
+
+
+def test_validate_success_writes(tmp_path, run):
+    path = place(tmp_path, 'user_daemon.json')
+    checker = make_executable(tmp_path, 'fake-dockerd', rc=0)
+    result = run(path=str(path), settings={'log-driver': 'local'}, validate=checker + ' %s')
+    assert result['changed'] and json.loads(path.read_text())['log-driver'] == 'local'
+
+
+def test_bad_remove_path_fails_before_reading(tmp_path, run):
+    path = place(tmp_path, 'user_daemon.json')
+    result = run(path=str(path), remove=['log-opts..max-size'])
+    assert result.failed and 'empty or non-string key' in result['msg']
+
+
+def test_directory_as_path_fails(tmp_path, run):
+    result = run(path=str(tmp_path), settings=LOG_SETTINGS)
+    assert result.failed and 'is a directory' in result['msg']
+
+
+def test_pure_merge_does_not_mutate_inputs():
+    base = {'a': {'b': [1]}, 'c': 1}
+    settings = {'a': {'d': 2}}
+    merged, removed = _json_merge.apply(base, settings, ['c'])
+    assert merged == {'a': {'b': [1], 'd': 2}}
+    assert removed == ['c']
+    assert base == {'a': {'b': [1]}, 'c': 1} and settings == {'a': {'d': 2}}
+    merged['a']['b'].append(2)
+    assert base['a']['b'] == [1]
