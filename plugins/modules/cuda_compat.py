@@ -25,7 +25,7 @@ description:
     Maxwell, Pascal and Volta 12.9), open kernel modules (Turing or newer, required on Blackwell) and the CUDA wheels
     PyTorch published per release."
 author:
-  - gpuops maintainers
+  - gpuops maintainers (@gpuops)
 attributes:
   check_mode:
     support: full
@@ -36,6 +36,7 @@ attributes:
   platform:
     support: full
     platforms: posix
+    description: Runs on Linux hosts (reads sysfs, nvidia-smi and the kernel log).
 options:
   cuda_version:
     description:

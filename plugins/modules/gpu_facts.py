@@ -23,7 +23,7 @@ description:
     the module does not fail; it returns C(driver_loaded=false) and a C(reason).
   - A hung nvidia-smi (a sick GPU) is killed after O(timeout) seconds and the module fails.
 author:
-  - gpuops maintainers
+  - gpuops maintainers (@gpuops)
 attributes:
   check_mode:
     support: full
@@ -34,6 +34,7 @@ attributes:
   platform:
     support: full
     platforms: posix
+    description: Runs on Linux hosts (reads sysfs, nvidia-smi and the kernel log).
 options:
   nvidia_smi_path:
     description:
@@ -164,7 +165,9 @@ ansible_facts:
           type: list
           elements: dict
           returned: always
-          sample: [{pci_bus_id: "0000:18:00.0", pci_device_id: "10de:2335", kind: gpu, architecture: Hopper, product: H200 SXM 141GB, driver: nvidia, pci_class: "0x0302"}]
+          sample:
+            - {pci_bus_id: "0000:18:00.0", pci_device_id: "10de:2335", kind: gpu, architecture: Hopper,
+               product: H200 SXM 141GB, driver: nvidia, pci_class: "0x0302"}
         reason:
           description: Why C(driver_loaded) is false; null otherwise.
           type: str

@@ -24,7 +24,7 @@ description:
   - Returns the overall C(status) and the list of C(checks); fails when the status reaches O(fail_on),
     with a message naming each GPU and check.
 author:
-  - gpuops maintainers
+  - gpuops maintainers (@gpuops)
 attributes:
   check_mode:
     support: full
@@ -35,6 +35,7 @@ attributes:
   platform:
     support: full
     platforms: posix
+    description: Runs on Linux hosts (reads sysfs, nvidia-smi and the kernel log).
 options:
   nvidia_smi_path:
     description:
