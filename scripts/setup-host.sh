@@ -8,6 +8,7 @@ missing=()
 command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
 command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
 command -v make >/dev/null 2>&1 || missing+=(make)
+command -v shellcheck >/dev/null 2>&1 || missing+=(shellcheck)
 command -v git >/dev/null 2>&1 || missing+=(git)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
 if ((${#missing[@]})); then
@@ -15,7 +16,7 @@ if ((${#missing[@]})); then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 else
-  echo "docker.io, debootstrap, make, git: present"
+  echo "docker.io, debootstrap, make, git, shellcheck: present"
 fi
 
 if docker info >/dev/null 2>&1; then

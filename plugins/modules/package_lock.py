@@ -20,7 +20,7 @@ description:
   - A lock is tested with C(fcntl) F_GETLK, the same kind of lock dpkg, apt and rpm take, so the module never
     takes the lock itself and never changes the host.
 author:
-  - gpuops maintainers
+  - gpuops maintainers (@gpuops)
 options:
   paths:
     description:
@@ -45,8 +45,11 @@ attributes:
     description: The module only reads; it waits in check mode as well.
   diff_mode:
     support: none
+    description: Nothing is changed, so there is nothing to diff.
   platform:
+    support: full
     platforms: posix
+    description: Linux hosts with dpkg/apt or rpm/dnf.
 notes:
   - The module never reports a change.
 """

@@ -65,6 +65,7 @@ def test_role_waited_for_the_dpkg_lock(host):
         "systemctl show gpuops-hold-dpkg-lock -p ExecMainStartTimestamp --timestamp=unix --value")
     held_from = datetime.datetime.fromtimestamp(int(started[1:]), tz=datetime.timezone.utc)
     assert (released - held_from).total_seconds() >= 20, "the lock was not held long enough to prove a wait"
+
     def stamp(line):
         return datetime.datetime.strptime(line[:19], "%Y-%m-%d %H:%M:%S").replace(tzinfo=datetime.timezone.utc)
 
