@@ -116,20 +116,3 @@ def failure_message(argv, rc, stderr, stdout=None):
         msg += ' and printed nothing'
     return msg
 
-
-class ModuleRunner:
-    """Thin adapter so that modules can use ``AnsibleModule.run_command`` with the same contract.
-
-    ``run_command`` has no timeout, so modules that need one (nvidia-smi can hang on a sick GPU) use
-    :func:`run` directly; this adapter is for short, safe commands.
-    """
-
-    def __init__(self, module):
-        self.module = module
-
-    def __call__(self, argv, timeout=None, env=None):
-        environ = {'LC_ALL': 'C', 'LANG': 'C'}
-        if env:
-            environ.update(env)
-        rc, out, err = self.module.run_command(list(argv), environ_update=environ)
-        return rc, out, err
