@@ -27,7 +27,7 @@ description:
   - When O(path) holds something that is not a JSON object, the module fails with the line and column of
     the error and leaves the file untouched.
 author:
-  - gpuops maintainers
+  - gpuops maintainers (@gpuops)
 options:
   path:
     description:
@@ -72,6 +72,7 @@ attributes:
   platform:
     support: full
     platforms: posix
+    description: Runs wherever Python can write the file; Docker reads it on Linux hosts.
 notes:
   - The new file is written with two-space indentation. Unchanged files keep their formatting.
   - An empty file counts as an empty object.
