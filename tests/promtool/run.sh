@@ -32,3 +32,5 @@ cp "$here"/*.test.yml "$work/"
 "$promtool" check rules "$work/gpuops-gpu.rules.yml"
 cd "$work"
 "$promtool" test rules ./*.test.yml
+cd "$root"
+python3 "$here/check_dashboards.py"

@@ -1,0 +1,192 @@
+"""Verify gpu_monitoring: the GPU node exports the fixture's GPU metrics, Prometheus on the monitoring server
+scrapes it, evaluates the GPU rules and fires the alerts the fixture deserves, and Alertmanager receives them."""
+import json
+import os
+import re
+import time
+
+import pytest
+
+NODE = "gpuops-gpu_monitoring-node"
+SERVER = "gpuops-gpu_monitoring-server"
+PROM = "http://127.0.0.1:9090"
+ALERTMANAGER = "http://127.0.0.1:9093"
+DASHBOARD = os.path.join(os.path.dirname(__file__), "..", "..", "..", "roles", "gpu_monitoring", "files",
+                         "dashboards", "gpu-fleet-overview.json")
+
+FETCH = ("import json, sys, urllib.parse, urllib.request; "
+         "url = sys.argv[1] + ('?' + urllib.parse.urlencode(json.loads(sys.argv[2])) if sys.argv[2] != '{}' else ''); "
+         "print(urllib.request.urlopen(url, timeout=10).read().decode())")
+
+
+def name_of(host):
+    return host.backend.get_hostname()
+
+
+def only_on(host, name):
+    if name_of(host) != name:
+        pytest.skip("checked on %s" % name)
+
+
+def api(host, url, **params):
+    out = host.check_output("python3 -c %s %s %s", FETCH, url, json.dumps(params))
+    return json.loads(out)
+
+
+def eventually(check, timeout=120, step=3):
+    """Retry ``check`` until it returns a truthy value (Prometheus needs a few scrapes and evaluations)."""
+    deadline = time.time() + timeout
+    last = None
+    while time.time() < deadline:
+        last = check()
+        if last:
+            return last
+        time.sleep(step)
+    return last
+
+
+# ---- GPU node ----
+
+def test_node_services(host):
+    only_on(host, NODE)
+    assert host.service("prometheus-node-exporter").is_running
+    assert host.service("prometheus-node-exporter").is_enabled
+    assert host.service("gpuops-gpu-collector.timer").is_running
+    assert host.service("gpuops-gpu-collector.timer").is_enabled
+    assert host.socket("tcp://0.0.0.0:9100").is_listening
+
+
+@pytest.mark.parametrize("unit", ["prometheus-node-exporter", "gpuops-gpu-collector"])
+def test_node_services_are_sandboxed(host, unit):
+    only_on(host, NODE)
+    props = dict(line.split("=", 1) for line in host.check_output(
+        "systemctl show %s -p ProtectSystem -p ProtectHome -p NoNewPrivileges -p PrivateTmp -p ReadWritePaths" % unit
+    ).splitlines())
+    assert props["ProtectSystem"] == "strict"
+    assert props["ProtectHome"] == "yes"
+    assert props["NoNewPrivileges"] == "yes"
+    assert props["PrivateTmp"] == "yes"
+    if unit == "gpuops-gpu-collector":
+        assert props["ReadWritePaths"] == "/var/lib/prometheus/node-exporter"
+        assert host.check_output("systemctl show %s -p User --value" % unit) == "prometheus"
+
+
+def test_textfile_written_atomically_by_the_collector(host):
+    only_on(host, NODE)
+    prom = host.file("/var/lib/prometheus/node-exporter/nvidia_gpu.prom")
+    assert prom.is_file
+    assert prom.user == "prometheus"
+    assert re.search(r"(?m)^gpuops_gpu_collector_success 1$", prom.content_string)
+    # No temporary file left behind by the atomic rename.
+    leftovers = host.check_output("find /var/lib/prometheus/node-exporter -name '.nvidia_gpu.prom.*'")
+    assert leftovers == ""
+
+
+def test_collector_uses_the_collections_parser(host):
+    only_on(host, NODE)
+    base = "/usr/local/lib/gpuops-gpu-collector/ansible_collections/gpuops/gpu_server/plugins/module_utils/"
+    for name in ("_nvidia_smi.py", "_kernel_log.py", "_command.py"):
+        assert host.file(base + name).is_file
+
+
+def test_node_exporter_serves_the_fixtures_gpu_metrics(host):
+    only_on(host, NODE)
+    metrics = host.check_output("python3 -c %s %s %s", FETCH, "http://127.0.0.1:9100/metrics", "{}")
+    # The fixture's GPU 1 (0000:af:00.0): 100 % busy, 79 C (slowdown 88), 2 uncorrectable ECC, row remap pending.
+    assert re.search(r'(?m)^gpuops_gpu_utilization_percent\{gpu="1",pci_bus_id="0000:af:00.0",[^}]*\} 100$', metrics)
+    assert re.search(r'(?m)^gpuops_gpu_temperature_celsius\{gpu="1",[^}]*\} 79$', metrics)
+    assert re.search(r'(?m)^gpuops_gpu_slowdown_temperature_celsius\{gpu="1",[^}]*\} 88$', metrics)
+    assert re.search(r'(?m)^gpuops_gpu_ecc_uncorrected_total\{gpu="1",[^}]*scope="volatile"[^}]*\} 2$', metrics)
+    assert re.search(r'(?m)^gpuops_gpu_remapped_rows_pending\{gpu="1",[^}]*\} 1$', metrics)
+    assert re.search(r'(?m)^gpuops_gpu_remapped_rows_pending\{gpu="0",[^}]*\} 0$', metrics)
+    assert re.search(r'(?m)^gpuops_gpu_memory_used_bytes\{gpu="0",[^}]*\} 4194304$', metrics)
+
+
+# ---- Monitoring server ----
+
+def test_server_services(host):
+    only_on(host, SERVER)
+    for unit in ("prometheus", "prometheus-alertmanager"):
+        assert host.service(unit).is_running
+        assert host.service(unit).is_enabled
+        assert host.check_output("systemctl show %s -p ProtectSystem --value" % unit) == "strict"
+
+
+def test_live_configs_pass_their_checkers(host):
+    only_on(host, SERVER)
+    assert host.run("promtool check rules /etc/prometheus/rules/gpuops-gpu.rules.yml").rc == 0
+    assert host.run("promtool check config /etc/prometheus/prometheus.yml").rc == 0
+    assert host.run("amtool check-config /etc/prometheus/alertmanager.yml").rc == 0
+
+
+def test_scrape_job_from_the_inventory_group(host):
+    only_on(host, SERVER)
+    config = host.file("/etc/prometheus/prometheus.yml").content_string
+    assert '"%s:9100"' % NODE in config
+
+
+def test_gpu_node_target_is_up(host):
+    only_on(host, SERVER)
+
+    def node_target():
+        targets = api(host, PROM + "/api/v1/targets")["data"]["activeTargets"]
+        return [t for t in targets if t["labels"].get("job") == "gpu_node" and t["health"] == "up"
+                and t["labels"].get("host") == NODE]
+    assert eventually(node_target), "the GPU node's node_exporter target is not up"
+
+
+def test_gpu_utilisation_series_present(host):
+    only_on(host, SERVER)
+
+    def series():
+        return api(host, PROM + "/api/v1/query", query='gpuops_gpu_utilization_percent{host="%s"}' % NODE)["data"]["result"]
+    result = eventually(series)
+    assert result, "no GPU utilisation series from the node"
+    values = {r["metric"]["gpu"]: float(r["value"][1]) for r in result}
+    assert values == {"0": 0.0, "1": 100.0}
+
+
+@pytest.mark.parametrize("alertname", ["GpuEccUncorrectable", "GpuRowRemapPending", "GpuUtilizationHigh"])
+def test_alert_fires_on_the_fixtures_values(host, alertname):
+    only_on(host, SERVER)
+
+    def firing():
+        alerts = api(host, PROM + "/api/v1/alerts")["data"]["alerts"]
+        return [a for a in alerts if a["labels"]["alertname"] == alertname and a["state"] == "firing"]
+    alerts = eventually(firing, timeout=150)
+    assert alerts, "%s is not firing" % alertname
+    # Only the fixture's GPU 1 deserves it.
+    assert {a["labels"]["gpu"] for a in alerts} == {"1"}
+    assert alerts[0]["labels"]["host"] == NODE
+    assert alerts[0]["annotations"]["description"]
+
+
+def test_quiet_alerts_stay_quiet(host):
+    only_on(host, SERVER)
+    alerts = api(host, PROM + "/api/v1/alerts")["data"]["alerts"]
+    names = {a["labels"]["alertname"] for a in alerts}
+    # The fixture's GPUs are at 41 and 79 C (slowdown 88), the node and its collector work, no Xid was logged.
+    for quiet in ("GpuTemperatureNearSlowdown", "GpuNodeDown", "GpuExporterDown", "GpuRowRemapFailure", "GpuXidError"):
+        assert quiet not in names
+
+
+def test_alertmanager_receives_the_alerts(host):
+    only_on(host, SERVER)
+
+    def received():
+        alerts = api(host, ALERTMANAGER + "/api/v2/alerts")
+        return [a for a in alerts if a["labels"]["alertname"] == "GpuEccUncorrectable"]
+    assert eventually(received, timeout=90), "Alertmanager did not receive GpuEccUncorrectable"
+
+
+def test_dashboard_queries_are_valid_promql(host):
+    """Every query of the Grafana dashboard parses and runs against the live Prometheus."""
+    only_on(host, SERVER)
+    with open(DASHBOARD) as handle:
+        dashboard = json.load(handle)
+    exprs = [t["expr"] for p in dashboard["panels"] for t in p["targets"]]
+    assert exprs
+    for expr in exprs:
+        query = expr.replace("$host", ".*").replace("$__rate_interval", "5m")
+        answer = api(host, PROM + "/api/v1/query", query=query)
+        assert answer["status"] == "success", (expr, answer)
