@@ -99,7 +99,9 @@ def test_node_exporter_serves_the_fixtures_gpu_metrics(host):
     assert re.search(r'(?m)^gpuops_gpu_ecc_uncorrected_total\{gpu="1",[^}]*scope="volatile"[^}]*\} 2$', metrics)
     assert re.search(r'(?m)^gpuops_gpu_remapped_rows_pending\{gpu="1",[^}]*\} 1$', metrics)
     assert re.search(r'(?m)^gpuops_gpu_remapped_rows_pending\{gpu="0",[^}]*\} 0$', metrics)
-    assert re.search(r'(?m)^gpuops_gpu_memory_used_bytes\{gpu="0",[^}]*\} 4194304$', metrics)
+    # node_exporter prints large values in exponent form (4.194304e+06): compare numbers.
+    used = re.search(r'(?m)^gpuops_gpu_memory_used_bytes\{gpu="0",[^}]*\} (\S+)$', metrics)
+    assert used and float(used.group(1)) == 4 * 1024 * 1024
 
 
 # ---- Monitoring server ----
