@@ -87,8 +87,7 @@ demo: host venv image ## Converge site.yml on a local Debian 12 container (gpuop
 	  docker run -d --name $(DEMO_NAME) --hostname $(DEMO_NAME) \
 	    --cap-add SYS_ADMIN --cap-add NET_ADMIN --cap-add NET_RAW --cap-add MKNOD \
 	    --security-opt seccomp=unconfined --security-opt apparmor=unconfined --cgroupns=host \
-	    -v /sys/fs/cgroup:/sys/fs/cgroup:rw -v gpuops-apt-archives:/var/cache/apt/archives \
-	    -v gpuops-demo-docker:/var/lib/docker \
+	    -v /sys/fs/cgroup:/sys/fs/cgroup:rw -v gpuops-demo-docker:/var/lib/docker \
 	    --tmpfs /run --tmpfs /run/lock --tmpfs /tmp $(IMAGE) /lib/systemd/systemd >/dev/null; \
 	  echo "started container $(DEMO_NAME) from $(IMAGE)"; \
 	fi

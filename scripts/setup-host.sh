@@ -9,6 +9,7 @@ command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
 command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
 command -v make >/dev/null 2>&1 || missing+=(make)
 command -v shellcheck >/dev/null 2>&1 || missing+=(shellcheck)
+[[ -x /usr/sbin/apt-cacher-ng ]] || missing+=(apt-cacher-ng)
 command -v git >/dev/null 2>&1 || missing+=(git)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
 if ((${#missing[@]})); then
@@ -16,7 +17,7 @@ if ((${#missing[@]})); then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 else
-  echo "docker.io, debootstrap, make, git, shellcheck: present"
+  echo "docker.io, debootstrap, make, git, shellcheck, apt-cacher-ng: present"
 fi
 
 if docker info >/dev/null 2>&1; then
@@ -30,4 +31,21 @@ else
     exit 1
   fi
   echo "dockerd: started"
+fi
+
+# The package cache for the test containers: our own apt-cacher-ng instance on port 3149 with
+# tests/apt-cache/acng.conf (the distribution's service, if any, keeps its own port and config).
+here=$(cd "$(dirname "$0")/.." && pwd)
+if (exec 3<>/dev/tcp/127.0.0.1/3149) 2>/dev/null; then
+  echo "apt-cacher-ng (test package cache): running on port 3149"
+else
+  mkdir -p /var/cache/gpuops-apt-cacher-ng /var/log/gpuops-apt-cacher-ng
+  chown apt-cacher-ng /var/cache/gpuops-apt-cacher-ng /var/log/gpuops-apt-cacher-ng 2>/dev/null || true
+  setsid /usr/sbin/apt-cacher-ng -c "$here/tests/apt-cache" ForeGround=1 \
+    >/var/log/gpuops-apt-cacher-ng/stdout.log 2>&1 < /dev/null &
+  if timeout 20 bash -c 'until (exec 3<>/dev/tcp/127.0.0.1/3149) 2>/dev/null; do sleep 0.5; done'; then
+    echo "apt-cacher-ng (test package cache): started on port 3149"
+  else
+    echo "apt-cacher-ng did not start; test containers will download straight from the mirror" >&2
+  fi
 fi

@@ -44,6 +44,33 @@ for unit in getty.target systemd-udevd.service systemd-udev-trigger.service syst
   ln -sf /dev/null "$ROOTFS/etc/systemd/system/$unit"
 done
 rm -rf "$ROOTFS"/var/cache/apt/archives/*.deb "$ROOTFS"/var/lib/apt/lists/*
+# Test harness only: apt in the test containers goes through the package cache that scripts/setup-host.sh
+# runs on the Docker host (apt-cacher-ng, port 3149) when it answers, and straight to the mirror otherwise.
+# Only the Debian mirror goes through it: a scenario's own repository (a container) is reached directly.
+mkdir -p "$ROOTFS/usr/local/lib/gpuops"
+cat > "$ROOTFS/usr/local/lib/gpuops/apt-proxy-detect" <<PROXY
+#!/usr/bin/python3
+"""gpuops test image: print the Docker host's apt-cacher-ng for Debian's mirror when it answers, else DIRECT."""
+import socket, struct, sys
+MIRROR_HOSTS = {"$(echo "$MIRROR" | awk -F/ '{print $3}')", "deb.debian.org", "security.debian.org"}
+host = sys.argv[1].split("/")[2].split(":")[0] if len(sys.argv) > 1 and "//" in sys.argv[1] else ""
+proxy = "DIRECT"
+if host in MIRROR_HOSTS:
+    try:
+        for line in open("/proc/net/route").read().splitlines()[1:]:
+            fields = line.split()
+            if fields[1] == "00000000":
+                gateway = socket.inet_ntoa(struct.pack("<L", int(fields[2], 16)))
+                socket.create_connection((gateway, 3149), timeout=0.5).close()
+                proxy = "http://%s:3149" % gateway
+                break
+    except OSError:
+        pass
+print(proxy)
+PROXY
+chmod 0755 "$ROOTFS/usr/local/lib/gpuops/apt-proxy-detect"
+echo 'Acquire::http::Proxy-Auto-Detect "/usr/local/lib/gpuops/apt-proxy-detect";' \
+  > "$ROOTFS/etc/apt/apt.conf.d/01gpuops-test-proxy"
 tar -C "$ROOTFS" -c . | docker import -c 'CMD ["/lib/systemd/systemd"]' -c 'ENV container=docker' - "$TAG" >/dev/null
 docker tag "$TAG" "${IMAGE_REPO}:latest"
 echo "built ${TAG} in $(( $(date +%s) - start )) s ($(docker image inspect -f '{{.Size}}' "$TAG" | awk '{printf "%d MB", $1/1e6}'))"
