@@ -1,0 +1,146 @@
+"""Verify the hardening role by really trying: logins from a second container, ssh-audit, the firewall."""
+import re
+
+import pytest
+import testinfra
+
+# Assertions run on the hardened server; the client container is driven through its own backend.
+testinfra_hosts = ["docker://gpuops-hardening"]
+SERVER = "gpuops-hardening"
+CLIENT = testinfra.get_host("docker://gpuops-hardening-client")
+SSH = "ssh -o BatchMode=yes -o StrictHostKeyChecking=no -o ConnectTimeout=10"
+
+
+def client(command):
+    """Run a shell command on the client container (no quoting of our own arguments)."""
+    return CLIENT.run(command)
+
+
+def test_sshd_config_is_valid(host):
+    assert host.run("sshd -t").rc == 0
+
+
+def test_dropin_is_included_first(host):
+    lines = [ln for ln in host.file("/etc/ssh/sshd_config").content_string.splitlines()
+             if ln.strip() and not ln.lstrip().startswith("#")]
+    assert lines[0] == "Include /etc/ssh/sshd_config.d/*.conf"
+    assert host.file("/etc/ssh/sshd_config.d/00-gpuops-hardening.conf").mode == 0o600
+
+
+@pytest.mark.parametrize("setting", [
+    "permitrootlogin no", "passwordauthentication no", "kbdinteractiveauthentication no",
+    "pubkeyauthentication yes", "maxauthtries 3", "logingracetime 30", "clientaliveinterval 300",
+    "clientalivecountmax 2", "allowtcpforwarding yes", "x11forwarding no", "authenticationmethods publickey",
+])
+def test_effective_sshd_setting(host, setting):
+    out = host.check_output("sshd -T -C user=gpuadmin,host=client,addr=10.0.0.1")
+    assert setting in out.splitlines()
+
+
+def test_ssh_audit_reports_no_failure():
+    # ssh-audit 2.5.0 exits 3 on the unknown kex-strict pseudo-algorithm: count [fail] lines instead.
+    out = client("ssh-audit -n %s" % SERVER)
+    assert "(gen) software: OpenSSH" in out.stdout, out.stdout
+    fails = [ln for ln in out.stdout.splitlines() if "[fail]" in ln]
+    assert not fails, "\n".join(fails)
+
+
+def test_firewall_is_our_table_with_default_drop(host):
+    ruleset = host.check_output("nft list ruleset")
+    assert "table inet gpuops_filter" in ruleset
+    # Docker's iptables-nft rules survive: nothing in our ruleset flushes the whole ruleset.
+    assert not re.search(r"^\s*flush\s+ruleset", host.file("/etc/nftables.conf").content_string, re.M)
+    chain = host.check_output("nft list chain inet gpuops_filter input")
+    assert "policy drop" in chain
+    ports = re.findall(r"dport (\d+) accept", chain)
+    assert ports == ["22", "8888"], chain
+    assert host.service("nftables").is_enabled
+
+
+def test_firewall_really_filters(host):
+    # A listener on an allowed port is reachable from the client, one on another port is not.
+    for port in (8888, 9999):
+        host.run("systemd-run --unit gpuops-listen-%d python3 -m http.server %d" % (port, port))
+    host.run("sleep 2")
+    try:
+        allowed = client("timeout 5 bash -c '</dev/tcp/%s/8888'" % SERVER)
+        blocked = client("timeout 5 bash -c '</dev/tcp/%s/9999'" % SERVER)
+        local = host.run("timeout 5 bash -c '</dev/tcp/127.0.0.1/9999'")
+    finally:
+        for port in (8888, 9999):
+            host.run("systemctl stop gpuops-listen-%d" % port)
+    assert allowed.rc == 0, allowed.stderr
+    assert blocked.rc != 0
+    assert local.rc == 0, "loopback must stay open"
+
+
+def test_key_login_as_admin_works_and_sudo_is_there():
+    out = client("%s gpuadmin@%s id -un" % (SSH, SERVER))
+    assert out.rc == 0, out.stderr
+    assert out.stdout.strip() == "gpuadmin"
+
+
+def test_password_login_is_refused():
+    out = client("sshpass -p gpuadmin-password %s -o BatchMode=no -o PubkeyAuthentication=no "
+                 "-o PreferredAuthentications=password,keyboard-interactive gpuadmin@%s true" % (SSH, SERVER))
+    assert out.rc != 0
+    assert "Permission denied (publickey)" in out.stderr
+
+
+def test_root_login_is_refused_even_with_an_authorized_key():
+    # prepare authorized the same key for root: only PermitRootLogin stops it.
+    out = client("%s root@%s true" % (SSH, SERVER))
+    assert out.rc != 0
+    assert "Permission denied" in out.stderr
+    out = client("sshpass -p root-password %s -o BatchMode=no -o PubkeyAuthentication=no root@%s true"
+                 % (SSH, SERVER))
+    assert out.rc != 0
+
+
+def test_unattended_upgrades_exclude_nvidia_and_cuda(host):
+    dump = host.check_output("apt-config dump Unattended-Upgrade::Package-Blacklist")
+    for pattern in ("nvidia-", "libnvidia-", "cuda-", "libcuda", "libcudnn", "nvidia-container"):
+        assert '"%s"' % pattern in dump
+    assert host.check_output("apt-config dump APT::Periodic::Unattended-Upgrade").endswith('"1";')
+
+
+def test_kernel_parameters_keep_docker_forwarding(host):
+    conf = host.file("/etc/sysctl.d/90-gpuops-hardening.conf").content_string
+    assert "net.ipv4.ip_forward = 1" in conf
+    assert "fs.suid_dumpable = 0" in conf
+
+
+def test_auditd_rules_installed_but_not_running_in_a_container(host):
+    rules = host.file("/etc/audit/rules.d/50-gpuops.rules").content_string
+    for path in ("/etc/ssh/sshd_config", "/etc/sudoers", "/run/docker.sock", "/dev/nvidiactl"):
+        assert "-w %s " % path in rules
+    assert not host.service("auditd").is_running
+    assert not host.service("auditd").is_enabled
+
+
+def test_core_dumps_off_umask_banner(host):
+    assert "hard    core    0" in host.file("/etc/security/limits.d/90-gpuops-coredump.conf").content_string
+    assert "Storage=none" in host.file("/etc/systemd/coredump.conf.d/90-gpuops.conf").content_string
+    assert re.search(r"^UMASK\s+027$", host.file("/etc/login.defs").content_string, re.M)
+    assert host.check_output("bash -lc umask") == "0027"
+    assert "Authorized use only" in host.file("/etc/issue.net").content_string
+    banner = client("%s gpuadmin@%s true" % (SSH, SERVER))
+    assert "Authorized use only" in banner.stderr
+
+
+def test_fail2ban_bans_a_client_that_keeps_failing(host):
+    # Failed logins from the client (a wrong key user) until fail2ban, reading the journal, bans it.
+    assert host.service("fail2ban").is_running
+    client_ip = CLIENT.check_output("hostname -I").split()[0]
+    try:
+        for _ in range(8):
+            client("%s nosuchuser@%s true" % (SSH, SERVER))
+            if client_ip in host.check_output("fail2ban-client get sshd banned"):
+                break
+        assert "Journal matches:" in host.check_output("fail2ban-client status sshd")
+        assert client_ip in host.check_output("fail2ban-client get sshd banned")
+        # The ban is real: the client can no longer reach sshd at all.
+        assert client("timeout 5 bash -c '</dev/tcp/%s/22'" % SERVER).rc != 0
+    finally:
+        host.run("fail2ban-client unban --all")
+    assert client("timeout 5 bash -c '</dev/tcp/%s/22'" % SERVER).rc == 0
