@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 # -*- coding: utf-8 -*-
 # Copyright (c) gpuops maintainers
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
@@ -12,6 +11,7 @@ reads half a file.
 The XML and kernel-log parsing is the collection's own (plugins/module_utils/_nvidia_smi.py and
 _kernel_log.py): the gpu_monitoring role copies those files next to this script in their package layout,
 so there is exactly one parser. Deployed by gpuops.gpu_server.gpu_monitoring; do not edit on the host.
+Run as ``python3 gpuops-gpu-collector.py --output FILE`` (by the gpuops-gpu-collector systemd service).
 """
 
 from __future__ import (absolute_import, division, print_function)
@@ -25,9 +25,9 @@ import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from ansible_collections.gpuops.gpu_server.plugins.module_utils import _command  # noqa: E402
-from ansible_collections.gpuops.gpu_server.plugins.module_utils import _kernel_log  # noqa: E402
-from ansible_collections.gpuops.gpu_server.plugins.module_utils import _nvidia_smi  # noqa: E402
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _command  # noqa: E402 pylint: disable=wrong-import-position
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _kernel_log  # noqa: E402 pylint: disable=wrong-import-position
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _nvidia_smi  # noqa: E402 pylint: disable=wrong-import-position
 
 MIB = 1024 * 1024
 
