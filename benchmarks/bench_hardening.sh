@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Benchmark of the hardening role on a fresh container from the test image:
+#   - Lynis hardening index (lynis 3.0.8, `lynis audit system --quick`) before and after the role,
+#   - ssh-audit [fail]/[warn] counts against the hardened sshd,
+#   - wall time of the first run and of an idempotent re-run (which must report changed=0).
+# Usage: benchmarks/bench_hardening.sh            (from the repository root; needs make venv image, dockerd)
+# Env:   GPUOPS_TEST_IMAGE (default local/debian12:latest), BENCH_KEEP=1 keeps the container.
+# Numbers depend on the machine and its load; they are printed, never asserted.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+IMAGE="${GPUOPS_TEST_IMAGE:-local/debian12:latest}"
+NAME="gpuops-bench-hardening"
+WORK="$(mktemp -d)"
+export PATH="$ROOT/.venv/bin:$PATH"
+export ANSIBLE_COLLECTIONS_PATH="$ROOT/.cache/collections"
+export ANSIBLE_CONFIG="$WORK/ansible.cfg"
+export ANSIBLE_FORCE_COLOR=0
+
+cleanup() {
+  if [ "${BENCH_KEEP:-0}" != 1 ]; then docker rm -f "$NAME" >/dev/null 2>&1 || true; fi
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+in_box() { docker exec "$NAME" bash -c "$1"; }
+
+lynis_index() {
+  in_box 'lynis audit system --quick --no-colors >/tmp/lynis.out 2>&1 || true
+          sed -n "s/^hardening_index=//p" /var/log/lynis-report.dat'
+}
+
+echo "== fresh container from $IMAGE"
+docker rm -f "$NAME" >/dev/null 2>&1 || true
+docker run -d --name "$NAME" --hostname "$NAME" \
+  --cap-add SYS_ADMIN --cap-add NET_ADMIN \
+  --security-opt seccomp=unconfined --security-opt apparmor=unconfined --cgroupns=host \
+  -v /sys/fs/cgroup:/sys/fs/cgroup:rw -v gpuops-apt-archives:/var/cache/apt/archives \
+  --tmpfs /run --tmpfs /run/lock --tmpfs /tmp "$IMAGE" /lib/systemd/systemd >/dev/null
+timeout 60 bash -c "until docker exec $NAME systemctl is-system-running 2>/dev/null | grep -qE 'running|degraded'; do sleep 1; done"
+
+# The admin the lockout guard protects: a key and sudo, as on a real server.
+ssh-keygen -q -t ed25519 -N "" -f "$WORK/admin_ed25519"
+in_box 'for i in 1 2 3 4 5; do apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends lynis sudo >/dev/null && break; sleep 5; done
+        useradd -m -s /bin/bash -G sudo benchadmin && install -d -m 0700 -o benchadmin -g benchadmin /home/benchadmin/.ssh'
+docker cp "$WORK/admin_ed25519.pub" "$NAME:/home/benchadmin/.ssh/authorized_keys"
+in_box 'chown benchadmin: /home/benchadmin/.ssh/authorized_keys && chmod 0600 /home/benchadmin/.ssh/authorized_keys'
+
+before="$(lynis_index)"
+echo "Lynis hardening index before: $before"
+
+cat > "$WORK/ansible.cfg" <<CFG
+[defaults]
+stdout_callback = ansible.builtin.default
+interpreter_python = /usr/bin/python3
+gathering = implicit
+[connection]
+pipelining = True
+CFG
+printf '%s ansible_connection=community.docker.docker hardening_admin_user=benchadmin\n' "$NAME" > "$WORK/inventory"
+cat > "$WORK/play.yml" <<'PLAY'
+- name: Harden
+  hosts: all
+  become: true
+  roles:
+    - role: gpuops.gpu_server.hardening
+PLAY
+
+run_role() {
+  local start end
+  start=$(date +%s.%N)
+  ansible-playbook -i "$WORK/inventory" "$WORK/play.yml" > "$WORK/run-$1.log" 2>&1 || { tail -40 "$WORK/run-$1.log"; exit 1; }
+  end=$(date +%s.%N)
+  python3 -c "print(round($end - $start, 1))"
+}
+
+first="$(run_role 1)"
+echo "First run: ${first}s ($(grep -Eo 'changed=[0-9]+' "$WORK/run-1.log" | tail -1))"
+second="$(run_role 2)"
+second_changed="$(grep -Eo 'changed=[0-9]+' "$WORK/run-2.log" | tail -1)"
+echo "Idempotent re-run: ${second}s (${second_changed})"
+
+after="$(lynis_index)"
+echo "Lynis hardening index after: $after"
+
+in_box 'DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ssh-audit >/dev/null'
+# ssh-audit 2.5.0 exits 3 on the kex-strict pseudo-algorithm it does not know: count lines instead.
+in_box 'ssh-audit -n 127.0.0.1 > /tmp/ssh-audit.out || true'
+fails="$(in_box 'grep -c "\[fail\]" /tmp/ssh-audit.out || true')"
+warns="$(in_box 'grep -c "\[warn\]" /tmp/ssh-audit.out || true')"
+echo "ssh-audit: ${fails} [fail], ${warns} [warn]"
+in_box 'grep -E "\[(fail|warn)\]" /tmp/ssh-audit.out || true'
+
+echo
+echo "| metric | value | target |"
+echo "|---|---|---|"
+echo "| Lynis hardening index before | $before | |"
+echo "| Lynis hardening index after | $after | >= 76 |"
+echo "| ssh-audit [fail] | $fails | 0 |"
+echo "| ssh-audit [warn] | $warns | |"
+echo "| first run (s) | $first | |"
+echo "| idempotent re-run (s), $second_changed | $second | well under 30 |"
+[ "$second_changed" = "changed=0" ] || { echo "the re-run was not idempotent" >&2; exit 1; }
