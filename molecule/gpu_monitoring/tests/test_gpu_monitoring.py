@@ -104,6 +104,35 @@ def test_node_exporter_serves_the_fixtures_gpu_metrics(host):
     assert used and float(used.group(1)) == 4 * 1024 * 1024
 
 
+COLLECTOR = "python3 /usr/local/lib/gpuops-gpu-collector/gpuops-gpu-collector.py"
+
+
+def test_collector_reads_xid_errors_from_the_kernel_log(host):
+    """The deployed collector, fed a kernel log with an Xid for the fixture's GPU 1 (0000:af:00).
+    (The stand-in journalctl lives in /root: /tmp is mounted noexec in the test containers.)"""
+    only_on(host, NODE)
+    host.check_output("printf '%%s\\n' %s > /root/fake-journalctl && chmod +x /root/fake-journalctl",
+                      "#!/bin/sh\necho '2026-11-30T06:00:00+0000 node kernel: NVRM: Xid (PCI:0000:af:00): 79, pid=0, "
+                      "GPU has fallen off the bus.'")
+    host.check_output(COLLECTOR + " --journalctl /root/fake-journalctl --output /tmp/xid-test.prom")
+    prom = host.file("/tmp/xid-test.prom").content_string
+    assert re.search(r'(?m)^gpuops_gpu_xid_last\{gpu="1",[^}]*\} 79$', prom)
+    assert re.search(r'(?m)^gpuops_gpu_xid_events_total\{gpu="1",[^}]*\} 1$', prom)
+    assert re.search(r'(?m)^gpuops_gpu_xid_last\{gpu="0",[^}]*\} 0$', prom)
+    assert re.search(r"(?m)^gpuops_gpu_collector_xid_success 1$", prom)
+
+
+def test_collector_reports_a_failing_nvidia_smi(host):
+    """A driverless host: the collector still writes its file, saying it could not read the GPUs."""
+    only_on(host, NODE)
+    result = host.run(COLLECTOR + " --nvidia-smi /bin/false --journalctl '' --output /tmp/fail-test.prom")
+    assert result.rc == 0
+    assert "/bin/false -q -x" in result.stderr
+    prom = host.file("/tmp/fail-test.prom").content_string
+    assert re.search(r"(?m)^gpuops_gpu_collector_success 0$", prom)
+    assert "gpuops_gpu_utilization_percent" not in prom
+
+
 # ---- Monitoring server ----
 
 def test_server_services(host):
