@@ -68,6 +68,10 @@ galaxy-import: venv ## Build the artifact and run galaxy-importer on it (as Gala
 unit: venv ## pytest unit tests of the plugins
 	$(BIN)/python -m pytest tests/unit -q
 
+.PHONY: promtool
+promtool: venv ## promtool unit tests of the GPU alert rules, and the Grafana dashboards check
+	bash tests/promtool/run.sh
+
 .PHONY: molecule
 molecule: venv image ## Every Molecule scenario (SCENARIOS="base docker" for a few)
 	@for s in $(SCENARIOS); do \
@@ -77,7 +81,7 @@ molecule: venv image ## Every Molecule scenario (SCENARIOS="base docker" for a f
 	done
 
 .PHONY: test
-test: host lint sanity galaxy-import unit molecule ## Everything CI runs
+test: host lint sanity galaxy-import unit promtool molecule ## Everything CI runs
 	@echo "all checks passed"
 
 .PHONY: demo

@@ -10,6 +10,7 @@ command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
 command -v make >/dev/null 2>&1 || missing+=(make)
 command -v shellcheck >/dev/null 2>&1 || missing+=(shellcheck)
 [[ -x /usr/sbin/apt-cacher-ng ]] || missing+=(apt-cacher-ng)
+command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
 command -v git >/dev/null 2>&1 || missing+=(git)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
 if ((${#missing[@]})); then
@@ -17,7 +18,7 @@ if ((${#missing[@]})); then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 else
-  echo "docker.io, debootstrap, make, git, shellcheck, apt-cacher-ng: present"
+  echo "docker.io, debootstrap, make, git, shellcheck, apt-cacher-ng, promtool: present"
 fi
 
 if docker info >/dev/null 2>&1; then
