@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Prepare a fresh Debian/Ubuntu machine (root) to run the demo and the tests: the Docker engine and
-# debootstrap from the distribution, dockerd started when none runs. Idempotent; says what it did.
+# Prepare a fresh Debian/Ubuntu machine (root) to run the demo and the tests, from the distribution:
+# the Docker engine, debootstrap (test image), make, git, shellcheck (sanity), promtool (alert rule tests),
+# apt-cacher-ng (package cache for the test containers); dockerd and the cache started when not running.
+# Idempotent; says what it did.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 
