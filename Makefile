@@ -95,6 +95,7 @@ demo: host venv image ## Converge site.yml on a local Debian 12 container (gpuop
 	    --tmpfs /run --tmpfs /run/lock --tmpfs /tmp $(IMAGE) /lib/systemd/systemd >/dev/null; \
 	  echo "started container $(DEMO_NAME) from $(IMAGE)"; \
 	fi
+	$(BIN)/ansible-playbook inventories/demo/prepare.yml -i inventories/demo
 	$(BIN)/ansible-playbook site.yml -i inventories/demo
 	$(BIN)/ansible-playbook playbooks/summary.yml -i inventories/demo
 
