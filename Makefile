@@ -60,7 +60,7 @@ sanity: venv ## ansible-test sanity on a copy of the collection (offline pip boo
 galaxy-import: venv ## Build the artifact and run galaxy-importer on it (as Galaxy does on upload)
 	rm -rf build && mkdir -p build
 	$(BIN)/ansible-galaxy collection build --output-path build --force .
-	@if tar -tzf build/*.tar.gz | grep -E '^(molecule|benchmarks|\.venv|\.ci|\.cache)/' ; then \
+	@if tar -tzf build/*.tar.gz | grep -E '^(molecule|benchmarks|scripts|\.venv|\.ci|\.cache|tests/fixtures)/' ; then \
 	  echo "the artifact holds files it must not" >&2; exit 1; fi
 	GALAXY_IMPORTER_CONFIG=$(CURDIR)/tests/galaxy-importer.cfg $(BIN)/python -m galaxy_importer.main build/*.tar.gz
 
