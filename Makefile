@@ -13,6 +13,7 @@ export ANSIBLE_FORCE_COLOR := 0
 export PY_COLORS := 0
 # Every scenario under molecule/, in the order site.yml runs the roles; extra scenarios after.
 SCENARIOS   ?= $(shell $(PY) scripts/scenarios.py)
+MOLECULE_JOBS ?= 2
 SANITY_DIR  := /tmp/gpuops-sanity/ansible_collections/gpuops/gpu_server
 GET_PIP     := $(HOME)/.ansible/test/cache/get_pip_24_2.py
 DEMO_NAME   := gpuops-demo
@@ -73,12 +74,8 @@ promtool: venv ## promtool unit tests of the GPU alert rules, and the Grafana da
 	bash tests/promtool/run.sh
 
 .PHONY: molecule
-molecule: venv image ## Every Molecule scenario (SCENARIOS="base docker" for a few)
-	@for s in $(SCENARIOS); do \
-	  echo "=== molecule test -s $$s"; start=$$(date +%s); \
-	  $(BIN)/molecule test -s $$s || { echo "=== scenario $$s FAILED"; exit 1; }; \
-	  echo "=== scenario $$s passed in $$(( $$(date +%s) - start )) s"; \
-	done
+molecule: venv image ## Every Molecule scenario, MOLECULE_JOBS (2) at a time (SCENARIOS="base docker" for a few)
+	MOLECULE_JOBS=$(MOLECULE_JOBS) bash scripts/molecule-all.sh $(SCENARIOS)
 
 .PHONY: test
 test: host lint sanity galaxy-import unit promtool molecule ## Everything CI runs

@@ -38,7 +38,7 @@ docker rm -f "$NAME" >/dev/null 2>&1 || true
 docker run -d --name "$NAME" --hostname "$NAME" \
   --cap-add SYS_ADMIN --cap-add NET_ADMIN \
   --security-opt seccomp=unconfined --security-opt apparmor=unconfined --cgroupns=host \
-  -v /sys/fs/cgroup:/sys/fs/cgroup:rw -v gpuops-apt-archives:/var/cache/apt/archives \
+  -v /sys/fs/cgroup:/sys/fs/cgroup:rw \
   --tmpfs /run --tmpfs /run/lock --tmpfs /tmp "$IMAGE" /lib/systemd/systemd >/dev/null
 timeout 60 bash -c "until docker exec $NAME systemctl is-system-running 2>/dev/null | grep -qE 'running|degraded'; do sleep 1; done"
 
