@@ -26,17 +26,9 @@ description:
     PyTorch published per release."
 author:
   - gpuops maintainers (@gpuops)
-attributes:
-  check_mode:
-    support: full
-    description: The module only reads; it runs the same way in check mode.
-  diff_mode:
-    support: none
-    description: Nothing changes, so there is nothing to diff.
-  platform:
-    support: full
-    platforms: posix
-    description: Runs on Linux hosts (reads sysfs, nvidia-smi and the kernel log).
+extends_documentation_fragment:
+  - gpuops.gpu_server.gpu_host
+  - gpuops.gpu_server.gpu_host.read_only
 options:
   cuda_version:
     description:
@@ -82,20 +74,6 @@ options:
       - Fail the task when a problem is found, with a message naming the variables and the fixes.
     type: bool
     default: true
-  nvidia_smi_path:
-    description:
-      - Path to C(nvidia-smi) when the host is read. By default it is looked up on E(PATH).
-    type: path
-  timeout:
-    description:
-      - Seconds to wait for nvidia-smi when the host is read.
-    type: int
-    default: 30
-  sysfs_root:
-    description:
-      - Where sysfs is mounted; meant for tests that point at a recorded sysfs tree.
-    type: path
-    default: /sys
 seealso:
   - module: gpuops.gpu_server.gpu_facts
 '''

@@ -24,34 +24,9 @@ description:
   - A hung nvidia-smi (a sick GPU) is killed after O(timeout) seconds and the module fails.
 author:
   - gpuops maintainers (@gpuops)
-attributes:
-  check_mode:
-    support: full
-    description: The module only reads; it runs the same way in check mode.
-  diff_mode:
-    support: none
-    description: Nothing changes, so there is nothing to diff.
-  platform:
-    support: full
-    platforms: posix
-    description: Runs on Linux hosts (reads sysfs, nvidia-smi and the kernel log).
-options:
-  nvidia_smi_path:
-    description:
-      - Path to the C(nvidia-smi) executable.
-      - By default it is looked up on E(PATH) and in the usual sbin directories.
-    type: path
-  timeout:
-    description:
-      - Seconds to wait for nvidia-smi before killing it and failing.
-    type: int
-    default: 30
-  sysfs_root:
-    description:
-      - Where sysfs is mounted. The PCI devices are read from C(<sysfs_root>/bus/pci/devices).
-      - Meant for tests that point at a recorded sysfs tree; leave the default on real hosts.
-    type: path
-    default: /sys
+extends_documentation_fragment:
+  - gpuops.gpu_server.gpu_host
+  - gpuops.gpu_server.gpu_host.read_only
 notes:
   - Values that a GPU does not report (V(N/A), V([Not Supported])) are returned as V(null), numbers as numbers.
   - C(gpu_count) counts the GPUs that nvidia-smi described; C(attached_gpus) is what the driver counted.

@@ -25,32 +25,10 @@ description:
     with a message naming each GPU and check.
 author:
   - gpuops maintainers (@gpuops)
-attributes:
-  check_mode:
-    support: full
-    description: The module only reads; it runs the same way in check mode.
-  diff_mode:
-    support: none
-    description: Nothing changes, so there is nothing to diff.
-  platform:
-    support: full
-    platforms: posix
-    description: Runs on Linux hosts (reads sysfs, nvidia-smi and the kernel log).
+extends_documentation_fragment:
+  - gpuops.gpu_server.gpu_host
+  - gpuops.gpu_server.gpu_host.read_only
 options:
-  nvidia_smi_path:
-    description:
-      - Path to the C(nvidia-smi) executable. By default it is looked up on E(PATH).
-    type: path
-  timeout:
-    description:
-      - Seconds to wait for nvidia-smi (and for each kernel log reader) before killing it and failing.
-    type: int
-    default: 30
-  sysfs_root:
-    description:
-      - Where sysfs is mounted; meant for tests that point at a recorded sysfs tree.
-    type: path
-    default: /sys
   expected_gpu_count:
     description:
       - The number of GPUs this host must have. When unset, the module compares with the GPUs on the PCI bus.
