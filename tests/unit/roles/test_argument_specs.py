@@ -1,0 +1,51 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpuops maintainers
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Every role's public defaults and its argument specs list the same variables, each documented."""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+import os
+
+import pytest
+import yaml
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+ROLES = sorted(r for r in os.listdir(os.path.join(ROOT, "roles")) if not r.startswith("_"))
+
+
+def load(role, *path):
+    with open(os.path.join(ROOT, "roles", role, *path)) as f:
+        return yaml.safe_load(f) or {}
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_defaults_and_specs_list_the_same_variables(role):
+    defaults = set(load(role, "defaults", "main.yml"))
+    specs = load(role, "meta", "argument_specs.yml")["argument_specs"]
+    documented = set()
+    for entry in specs.values():
+        documented |= set(entry.get("options", {}))
+    assert defaults - documented == set(), "defaults of %s missing from argument_specs" % role
+    assert documented - defaults == set(), "argument_specs of %s document variables without a default" % role
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_every_public_variable_is_prefixed_and_described(role):
+    specs = load(role, "meta", "argument_specs.yml")["argument_specs"]
+    for entry_name, entry in specs.items():
+        assert entry.get("short_description"), (role, entry_name)
+        for name, spec in entry.get("options", {}).items():
+            assert name.startswith(role + "_"), "%s: %s is not prefixed with the role name" % (role, name)
+            assert spec.get("description"), "%s: %s has no description" % (role, name)
+            assert spec.get("type"), "%s: %s has no type" % (role, name)
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_every_public_variable_is_in_the_role_readme(role):
+    with open(os.path.join(ROOT, "roles", role, "README.md")) as f:
+        readme = f.read()
+    missing = sorted(name for name in load(role, "defaults", "main.yml") if name not in readme)
+    assert not missing, "%s/README.md does not mention %s" % (role, ", ".join(missing))
