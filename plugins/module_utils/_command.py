@@ -115,4 +115,3 @@ def failure_message(argv, rc, stderr, stdout=None):
     else:
         msg += ' and printed nothing'
     return msg
-

@@ -133,7 +133,7 @@ def test_fail2ban_bans_a_client_that_keeps_failing(host):
     assert host.service("fail2ban").is_running
     client_ip = CLIENT.check_output("hostname -I").split()[0]
     try:
-        for _ in range(8):
+        for _attempt in range(8):
             client("%s nosuchuser@%s true" % (SSH, SERVER))
             if client_ip in host.check_output("fail2ban-client get sshd banned"):
                 break

@@ -1,5 +1,4 @@
 """Verify the nvidia_driver role in a Debian 12 container: user-space driver, held, honest about no driver."""
-import json
 import re
 
 import pytest
