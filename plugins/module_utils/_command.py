@@ -12,15 +12,26 @@ from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 import os
+import selectors
 import shlex
 import signal
 import subprocess
+import time
 
 # Enough stderr to see what went wrong, not so much that a task result becomes unreadable.
 _MAX_STDERR_CHARS = 2000
+# No command this collection runs prints this much (a boot's kernel log is a few MB); more is hostile or broken.
+MAX_OUTPUT_BYTES = 64 * 1024 * 1024
+_CHUNK = 65536
+# After SIGKILL, how long to wait for the command itself to be reaped.
+_REAP_SECONDS = 5
 
 
-class CommandNotFound(Exception):
+class CommandError(Exception):
+    """The command could not give an answer: not started, too slow or too talkative."""
+
+
+class CommandNotFound(CommandError):
     """The executable could not be started (missing, or not executable)."""
 
     def __init__(self, argv, error):
@@ -30,7 +41,7 @@ class CommandNotFound(Exception):
             "Command %s could not be started: %s" % (format_argv(argv), error))
 
 
-class CommandTimeout(Exception):
+class CommandTimeout(CommandError):
     """The command ran longer than its timeout and was killed."""
 
     def __init__(self, argv, timeout, stdout='', stderr=''):
@@ -40,6 +51,16 @@ class CommandTimeout(Exception):
         self.stderr = stderr
         super(CommandTimeout, self).__init__(
             "Command %s did not finish within %s seconds and was killed" % (format_argv(argv), timeout))
+
+
+class CommandOutputTooLarge(CommandError):
+    """The command printed more than the byte cap and was killed."""
+
+    def __init__(self, argv, max_bytes):
+        self.argv = list(argv)
+        self.max_bytes = max_bytes
+        super(CommandOutputTooLarge, self).__init__(
+            "Command %s printed more than %d bytes and was killed" % (format_argv(argv), max_bytes))
 
 
 def format_argv(argv):
@@ -58,15 +79,21 @@ def command_env(extra=None):
     return env
 
 
-def run(argv, timeout=30, env=None):
+def run(argv, timeout=30, env=None, max_bytes=MAX_OUTPUT_BYTES):
     """Run ``argv`` (a list, never a shell string) and return ``(rc, stdout, stderr)`` as text.
 
-    ``LC_ALL=C`` is forced. Raises CommandTimeout after ``timeout`` seconds (the child is killed),
-    CommandNotFound when the executable cannot be started.
+    ``LC_ALL=C`` is forced. ``timeout`` is a hard limit on the whole call: the command runs in its own
+    process group, its pipes are read against one deadline (never waiting for an end-of-file that a
+    child which escaped the group with ``setsid`` may hold back), and at the deadline the group is
+    killed and CommandTimeout raised. More than ``max_bytes`` of stdout plus stderr kills it as well and
+    raises CommandOutputTooLarge. CommandNotFound when the executable cannot be started.
     """
     if isinstance(argv, (str, bytes)):
         raise TypeError('argv must be a list of arguments, not a string')
     argv = [str(a) for a in argv]
+    if timeout is None or timeout <= 0:
+        raise ValueError('timeout must be a positive number of seconds, got %r' % (timeout,))
+    deadline = time.monotonic() + timeout
     try:
         proc = subprocess.Popen(
             argv,
@@ -80,19 +107,81 @@ def run(argv, timeout=30, env=None):
     except OSError as e:
         raise CommandNotFound(argv, e.strerror or str(e))
     try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        _kill_group(proc)
-        out, err = proc.communicate()
+        out, err, state = _collect(proc, deadline, max_bytes)
+        if state == 'eof':
+            try:
+                proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                state = 'timeout'
+    except BaseException:
+        _stop(proc)
+        raise
+    if state != 'eof':
+        _stop(proc)
+        if state == 'too_large':
+            raise CommandOutputTooLarge(argv, max_bytes)
         raise CommandTimeout(argv, timeout, _text(out), _text(err))
+    _close(proc)
     return proc.returncode, _text(out), _text(err)
+
+
+def _collect(proc, deadline, max_bytes):
+    """Read stdout and stderr until both end, the deadline passes or ``max_bytes`` are exceeded.
+
+    Returns ``(stdout bytes, stderr bytes, state)``, state ``eof``, ``timeout`` or ``too_large``.
+    """
+    chunks = {proc.stdout.fileno(): [], proc.stderr.fileno(): []}
+    total = 0
+    with selectors.DefaultSelector() as sel:
+        for pipe in (proc.stdout, proc.stderr):
+            os.set_blocking(pipe.fileno(), False)
+            sel.register(pipe.fileno(), selectors.EVENT_READ)
+        state = 'eof'
+        while sel.get_map():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                state = 'timeout'
+                break
+            for key, _mask in sel.select(remaining):
+                try:
+                    data = os.read(key.fd, _CHUNK)
+                except BlockingIOError:
+                    continue
+                if not data:
+                    sel.unregister(key.fd)
+                    continue
+                chunks[key.fd].append(data)
+                total += len(data)
+            if total > max_bytes:
+                state = 'too_large'
+                break
+    return b''.join(chunks[proc.stdout.fileno()]), b''.join(chunks[proc.stderr.fileno()]), state
+
+
+def _stop(proc):
+    """Kill the command's process group, reap the command (bounded), close the pipes without reading on."""
+    _kill_group(proc)
+    try:
+        proc.wait(timeout=_REAP_SECONDS)
+    except subprocess.TimeoutExpired:
+        pass
+    _close(proc)
+
+
+def _close(proc):
+    for pipe in (proc.stdout, proc.stderr):
+        if pipe is not None:
+            pipe.close()
 
 
 def _kill_group(proc):
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except OSError:
-        proc.kill()
+        try:
+            proc.kill()
+        except OSError:
+            pass
 
 
 def _text(data):

@@ -76,6 +76,11 @@ def resolve_architecture(gpu, pci_by_bus=None):
 
 def from_report(report, pci_devices):
     """Facts from a parsed nvidia-smi report and the PCI device list."""
+    if not report.get('driver_version'):
+        # nvidia-smi exited 0 but its report names no driver (an empty <nvidia_smi_log/>): nothing shows a
+        # loaded driver, so the facts must not claim one.
+        return without_driver('nvidia-smi -q -x exited 0 but its report names no driver version (%d GPUs '
+                              'described): the driver state is unknown' % len(report.get('gpus') or ()), pci_devices)
     pci_by_bus = dict((d['pci_bus_id'], d) for d in pci_devices or ())
     gpus = []
     for gpu in report['gpus']:

@@ -8,7 +8,9 @@
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
+import os
 import re
+import stat
 
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _command
 
@@ -123,27 +125,97 @@ def matches_gpu(event_pci, gpu_bus_id):
     return gpu_bus_id.lower().startswith(event_pci.lower() + '.') or gpu_bus_id.lower() == event_pci.lower()
 
 
-def read(journalctl_path=None, dmesg_path=None, since=None, timeout=30, runner=None):
-    """Kernel log text: ``journalctl -k`` (current boot, or ``--since``), falling back to ``dmesg``.
+class KernelLogError(ValueError):
+    """The kernel log cannot be read as asked (a bad ``--since``, a path that is not a saved log)."""
 
-    Returns ``(text, source, error)``: ``source`` names the command that answered; ``error`` says why
-    nothing could be read (text is then None). Raises _command.CommandTimeout when a reader hangs.
+
+# A saved kernel log is a few MB at most; more is not a log this module should hold in memory.
+MAX_LOG_BYTES = 64 * 1024 * 1024
+
+
+def read_file(path, max_bytes=MAX_LOG_BYTES):
+    """Text of a saved kernel log. Raises KernelLogError unless ``path`` is a regular file of at most ``max_bytes``.
+
+    The file is opened without blocking (a FIFO without a writer would hang ``open()``) and read to at most
+    ``max_bytes`` + 1 bytes (``/dev/zero`` never ends), so that the read is bounded in time and size.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, 'O_NOCTTY', 0))
+    except (IOError, OSError) as e:
+        raise KernelLogError('%s could not be read: %s' % (path, e.strerror or e))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise KernelLogError('%s is %s, not a regular file: give a saved journalctl -k or dmesg output'
+                                 % (path, _file_kind(st.st_mode)))
+        if st.st_size > max_bytes:
+            raise KernelLogError('%s holds %d bytes, more than the %d bytes a kernel log is read up to'
+                                 % (path, st.st_size, max_bytes))
+        chunks, total = [], 0
+        while True:
+            data = os.read(fd, min(65536, max_bytes + 1 - total))
+            if not data:
+                break
+            chunks.append(data)
+            total += len(data)
+            if total > max_bytes:
+                raise KernelLogError('%s holds more than the %d bytes a kernel log is read up to' % (path, max_bytes))
+    except (IOError, OSError) as e:
+        raise KernelLogError('%s could not be read: %s' % (path, e.strerror or e))
+    finally:
+        os.close(fd)
+    return b''.join(chunks).decode('utf-8', errors='replace')
+
+
+def _file_kind(mode):
+    for test, name in ((stat.S_ISFIFO, 'a FIFO'), (stat.S_ISCHR, 'a character device'), (stat.S_ISBLK, 'a block device'),
+                       (stat.S_ISSOCK, 'a socket'), (stat.S_ISDIR, 'a directory')):
+        if test(mode):
+            return name
+    return 'not a regular file'
+
+
+def _has_lines(text):
+    """Whether journalctl printed any message (with -q it prints nothing at all when there is none)."""
+    return any(line.strip() and not line.startswith('-- ') for line in (text or '').splitlines())
+
+
+def read(journalctl_path=None, dmesg_path=None, since=None, timeout=30, runner=None):
+    """Kernel log text of the current boot (or since ``since``), from whichever reader holds it.
+
+    ``journalctl -k`` is asked first. When it answers but holds no kernel message of the current boot
+    (journald keeps no kernel messages on that host, or no journal at all), ``dmesg`` is read instead:
+    an empty journal must not pass for a clean kernel log. With ``since``, an empty answer counts only
+    when the journal does hold kernel messages of this boot; otherwise dmesg (the whole boot) is read.
+
+    Returns ``(text, source, error)``: ``source`` names the reader whose text is returned
+    (``journalctl`` or ``dmesg``); ``error`` says why nothing could be read (text is then None).
+    Raises KernelLogError when journalctl refuses ``since``, _command.CommandTimeout when a reader hangs,
+    _command.CommandOutputTooLarge when one prints more than the byte cap.
     """
     runner = runner or _command.run
     errors = []
     if journalctl_path:
-        argv = [journalctl_path, '-k', '--no-pager', '-q', '-o', 'short-iso']
-        argv += ['--since', since] if since else ['-b', '0']
+        base = [journalctl_path, '-k', '--no-pager', '-q', '-o', 'short-iso']
+        argv = base + (['--since', since] if since else ['-b', '0'])
         try:
             rc, out, err = runner(argv, timeout=timeout)
         except _command.CommandNotFound as e:
-            rc, out, err = None, '', str(e)
             errors.append(str(e))
         else:
-            # journalctl exits 0 with "No journal files were found." on hosts without a journal.
-            if rc == 0 and 'No journal files were found' not in err:
-                return out, 'journalctl', None
-            errors.append(_command.failure_message(argv, rc, err, out))
+            if since and rc != 0 and _SINCE_REFUSED_RE.search(err or ''):
+                raise KernelLogError("kernel_log_since %r is not a time journalctl understands (%s); use a form "
+                                     "such as '-1h', '2025-02-23 16:00:00' or 'today'"
+                                     % (since, (err or '').strip()))
+            if rc == 0 and 'No journal files were found' not in (err or ''):
+                if _has_lines(out):
+                    return out, 'journalctl', None
+                if since and _journal_has_boot(base, runner, timeout):
+                    # The journal holds this boot's kernel messages, none since ``since``.
+                    return out, 'journalctl', None
+                errors.append('journalctl holds no kernel messages of the current boot')
+            else:
+                errors.append(_command.failure_message(argv, rc, err, out))
     if dmesg_path:
         argv = [dmesg_path]
         try:
@@ -157,3 +229,16 @@ def read(journalctl_path=None, dmesg_path=None, since=None, timeout=30, runner=N
     if not journalctl_path and not dmesg_path:
         errors.append('neither journalctl nor dmesg was found')
     return None, None, '; '.join(errors)
+
+
+# systemd: "Failed to parse timestamp: not-a-time", older: 'Failed to parse timestamp: ...'
+_SINCE_REFUSED_RE = re.compile(r'(?i)failed to parse (?:timestamp|time|--since)')
+
+
+def _journal_has_boot(base, runner, timeout):
+    """Whether the journal holds at least one kernel message of the current boot."""
+    try:
+        rc, out, _err = runner(base + ['-b', '0', '-n', '1'], timeout=timeout)
+    except _command.CommandNotFound:
+        return False
+    return rc == 0 and _has_lines(out)

@@ -31,8 +31,18 @@ def host_argument_spec(**extra):
     return spec
 
 
+def at_least(module, minimum, *names):
+    """Fail the module, naming the option, when one of the int options ``names`` is below ``minimum``."""
+    for name in names:
+        v = module.params.get(name)
+        if v is not None and v < minimum:
+            module.fail_json(msg='%s must be %s, got %s' % (
+                name, 'a positive number' if minimum == 1 else '%s or more' % minimum, v))
+
+
 def gather_facts(module):
     """One read of the host; fails the module on a hung or unreadable nvidia-smi."""
+    at_least(module, 1, 'timeout')
     path = module.params['nvidia_smi_path'] or module.get_bin_path('nvidia-smi', opt_dirs=BIN_DIRS)
     lspci = module.get_bin_path('lspci', opt_dirs=BIN_DIRS)
     try:
@@ -41,5 +51,7 @@ def gather_facts(module):
     except _command.CommandTimeout as e:
         module.fail_json(msg='%s: a hung nvidia-smi usually means a GPU or the driver is stuck; look for Xid '
                              'errors in the kernel log' % e)
+    except _command.CommandOutputTooLarge as e:
+        module.fail_json(msg='%s: that is not an nvidia-smi report' % e)
     except _nvidia_smi.NvidiaSmiParseError as e:
         module.fail_json(msg='nvidia-smi -q -x printed output that could not be read: %s' % e)

@@ -28,8 +28,7 @@ __metaclass__ = type
 import re
 import xml.etree.ElementTree as ET
 
-# <!DOCTYPE nvidia_smi_log SYSTEM "nvsmi_device_v12.dtd"> or with an internal subset [ ... ]>
-_DOCTYPE_RE = re.compile(r'<!DOCTYPE\b(?:[^\[>]*\[.*?\]\s*>|[^>]*>)', re.DOTALL | re.IGNORECASE)
+_DOCTYPE_START_RE = re.compile(r'<!DOCTYPE', re.IGNORECASE)
 _ENTITY_RE = re.compile(r'<!ENTITY\b', re.IGNORECASE)
 _NUMBER_RE = re.compile(r'^([-+]?\d+(?:\.\d+)?)\s*([A-Za-z%/]*)$')
 
@@ -46,8 +45,33 @@ class NvidiaSmiParseError(ValueError):
 
 
 def strip_doctype(text):
-    """Remove the DOCTYPE declaration (and any inline internal subset) from ``text``."""
-    return _DOCTYPE_RE.sub('', text, count=1)
+    """Remove the first DOCTYPE declaration (and any inline internal subset) from ``text``.
+
+    ``<!DOCTYPE nvidia_smi_log SYSTEM "nvsmi_device_v12.dtd">`` or with an internal subset ``[ ... ]>``.
+    One forward scan, linear in the length of ``text`` (a regular expression that retries at every
+    ``<!DOCTYPE`` grows super-linearly on hostile output). A declaration that does not end is left in
+    place, for the XML parser to refuse.
+    """
+    m = _DOCTYPE_START_RE.search(text)
+    if m is None:
+        return text
+    start, pos = m.start(), m.end()
+    if pos < len(text) and (text[pos].isalnum() or text[pos] == '_'):
+        return text
+    gt = text.find('>', pos)
+    bracket = text.find('[', pos)
+    if bracket < 0 or (0 <= gt < bracket):
+        return text if gt < 0 else text[:start] + text[gt + 1:]
+    close = bracket
+    while True:
+        close = text.find(']', close + 1)
+        if close < 0:
+            return text
+        end = close + 1
+        while end < len(text) and text[end].isspace():
+            end += 1
+        if end < len(text) and text[end] == '>':
+            return text[:start] + text[end + 1:]
 
 
 def value(text):

@@ -13,8 +13,12 @@ module: gpu_health
 short_description: Check the health of NVIDIA GPUs from nvidia-smi and the kernel log
 version_added: 0.1.0
 description:
-  - Reads C(nvidia-smi -q -x) once (like M(gpuops.gpu_server.gpu_facts)) and the kernel log (C(journalctl -k),
-    falling back to C(dmesg)) for C(NVRM Xid) lines, and judges each GPU.
+  - Reads C(nvidia-smi -q -x) once (like M(gpuops.gpu_server.gpu_facts)) and the kernel log for C(NVRM Xid) lines,
+    and judges each GPU.
+  - "The kernel log is read from the source that holds the current boot's kernel messages: C(journalctl -k) when the
+    journal has any, else C(dmesg) (a host whose journald keeps no kernel messages, or that has no journal, answers
+    C(journalctl) with nothing: that is never taken for a clean log). RV(kernel_log_source) says which one answered.
+    When neither can be read the C(kernel_log) check warns with both reasons."
   - "Checks: driver loaded; GPU count (against O(expected_gpu_count), else against the GPUs on the PCI bus);
     every Xid event, classified by code (hardware faults such as 48, 64, 74, 79, 94, 95, 119 fail; application-side
     codes such as 13, 31, 43, 45 and unknown codes warn); uncorrectable ECC errors; corrected ECC errors over a
@@ -32,6 +36,7 @@ options:
   expected_gpu_count:
     description:
       - The number of GPUs this host must have. When unset, the module compares with the GPUs on the PCI bus.
+      - 0 or more; a negative number fails the task.
     type: int
   fail_on:
     description:
@@ -42,12 +47,17 @@ options:
   kernel_log_since:
     description:
       - Read kernel messages since this time, in any form C(journalctl --since) accepts (V(-1h), V(2025-02-23 16:00:00), V(today)).
-      - By default only the current boot is read. The C(dmesg) fallback always reads the current boot.
+      - By default only the current boot is read.
+      - A value journalctl cannot parse (V(not-a-time)) fails the task; it is never silently replaced by another reader.
+      - When the journal holds no kernel messages of the current boot, C(dmesg) is read instead, and it always holds
+        the whole current boot (it cannot be limited to this time).
     type: str
   kernel_log_path:
     description:
       - Read kernel messages from this file instead of running journalctl or dmesg
         (a saved C(journalctl -k) or C(dmesg) output, for tests and post-mortems).
+      - It must be a regular file of at most 64 MiB; a FIFO, a device (V(/dev/zero), V(/dev/kmsg)), a directory or a
+        larger file fails the task without hanging.
     type: path
   check_kernel_log:
     description:
@@ -56,17 +66,18 @@ options:
     default: true
   ecc_correctable_max:
     description:
-      - Warn when a GPU has more corrected ECC errors than this since the driver loaded.
+      - Warn when a GPU has more corrected ECC errors than this since the driver loaded. 0 or more.
     type: int
     default: 1000
   retired_pages_max:
     description:
-      - Fail when a GPU has retired this many pages or more (the hardware retires at most 64).
+      - Fail when a GPU has retired this many pages or more (the hardware retires at most 64). 1 or more.
     type: int
     default: 60
   temperature_margin_c:
     description:
       - Warn when a GPU is this close (in Celsius) to its slowdown temperature; at or above it the check fails.
+      - 0 or more.
     type: int
     default: 5
   require_persistence_mode:
@@ -137,7 +148,8 @@ xid_events:
   sample: [{time: "2025-02-23T16:24:18+0000", host: gpu01, pci: "0000:3b:00", code: 79, status: fail,
             description: GPU has fallen off the bus, text: "pid=1234, name=python3, GPU has fallen off the bus."}]
 kernel_log_source:
-  description: Where the kernel log came from, V(journalctl), V(dmesg), V(file), or null when it was not read.
+  description: Where the kernel log came from, V(journalctl), V(dmesg) (also when the journal held no kernel
+    messages of the current boot), V(file), or null when it was not read.
   type: str
   returned: always
   sample: journalctl
@@ -148,30 +160,29 @@ nvidia:
 '''
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.common.text.converters import to_text
-
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _command
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _health
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _kernel_log
 from ansible_collections.gpuops.gpu_server.plugins.module_utils._module import (
-    BIN_DIRS, gather_facts, host_argument_spec)
+    BIN_DIRS, at_least, gather_facts, host_argument_spec)
 
 
 def read_kernel_log(module):
     path = module.params['kernel_log_path']
     if path:
         try:
-            with open(path, 'rb') as f:
-                return to_text(f.read(), errors='surrogate_or_replace'), 'file', None
-        except (IOError, OSError) as e:
-            module.fail_json(msg='kernel_log_path %s could not be read: %s' % (path, to_text(e)))
+            return _kernel_log.read_file(path), 'file', None
+        except _kernel_log.KernelLogError as e:
+            module.fail_json(msg='kernel_log_path %s' % e)
     try:
         return _kernel_log.read(
             journalctl_path=module.get_bin_path('journalctl', opt_dirs=BIN_DIRS),
             dmesg_path=module.get_bin_path('dmesg', opt_dirs=BIN_DIRS),
             since=module.params['kernel_log_since'],
             timeout=module.params['timeout'])
-    except _command.CommandTimeout as e:
+    except _kernel_log.KernelLogError as e:
+        module.fail_json(msg=str(e))
+    except (_command.CommandTimeout, _command.CommandOutputTooLarge) as e:
         return None, None, str(e)
 
 
@@ -191,6 +202,10 @@ def main():
         mutually_exclusive=[('kernel_log_since', 'kernel_log_path')],
         supports_check_mode=True,
     )
+    at_least(module, 0, 'expected_gpu_count', 'ecc_correctable_max', 'temperature_margin_c')
+    at_least(module, 1, 'retired_pages_max', 'timeout')
+    if module.params['kernel_log_since'] is not None and not module.params['kernel_log_since'].strip():
+        module.fail_json(msg='kernel_log_since must not be empty; leave it unset to read the current boot')
     facts = gather_facts(module)
     events, source, log_error = [], None, None
     if module.params['check_kernel_log']:

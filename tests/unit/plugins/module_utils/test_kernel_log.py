@@ -6,6 +6,8 @@
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
+import os
+
 import pytest
 
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _command
@@ -58,7 +60,7 @@ def test_read_passes_since_or_current_boot():
 
     def runner(argv, timeout=None):
         calls.append(argv)
-        return 0, '', ''
+        return 0, '2025-02-23T16:24:18+0000 gpu01 kernel: hello\n', ''
     kl.read('/bin/journalctl', None, since='-1h', runner=runner)
     kl.read('/bin/journalctl', None, runner=runner)
     assert calls[0][-2:] == ['--since', '-1h']
@@ -73,6 +75,67 @@ def test_read_falls_back_to_dmesg(tmp_path):
     text, source, error = kl.read(journal, dmesg)
     assert source == 'dmesg' and error is None
     assert [e['code'] for e in kl.parse(text)] == [13, 13, 43, 79]
+
+
+def _fake_readers(tmp_path, journal_out='', journal_err='', journal_rc=0):
+    (tmp_path / 'j').write_text(journal_out)
+    journal = make_executable(tmp_path, 'journalctl', stdout_file=str(tmp_path / 'j'), stderr=journal_err,
+                              rc=journal_rc)
+    (tmp_path / 'd').write_text(read_fixture('kernel_log', 'dmesg_raw.txt'))
+    dmesg = make_executable(tmp_path, 'dmesg', stdout_file=str(tmp_path / 'd'), rc=0)
+    return journal, dmesg
+
+
+def test_read_empty_journal_reads_dmesg(tmp_path):
+    """journald keeps no kernel messages: journalctl -q exits 0 and prints nothing; dmesg holds the Xids."""
+    journal, dmesg = _fake_readers(tmp_path)
+    text, source, error = kl.read(journal, dmesg)
+    assert (source, error) == ('dmesg', None)
+    assert [e['code'] for e in kl.parse(text)] == [13, 13, 43, 79]
+
+
+def test_read_empty_journal_and_unreadable_dmesg_is_an_error(tmp_path):
+    journal, _dmesg = _fake_readers(tmp_path)
+    dmesg = make_executable(tmp_path, 'dmesg', stderr='dmesg: read kernel buffer failed: Operation not permitted\n',
+                            rc=1)
+    text, source, error = kl.read(journal, dmesg)
+    assert text is None and source is None
+    assert 'journalctl holds no kernel messages of the current boot' in error
+    assert 'Operation not permitted' in error
+
+
+def test_read_since_with_nothing_new_keeps_the_journal():
+    """With --since, an empty answer is believed when the journal holds kernel messages of this boot."""
+    calls = []
+
+    def runner(argv, timeout=None):
+        calls.append(argv)
+        if '--since' in argv:
+            return 0, '', ''
+        if argv[0].endswith('journalctl'):
+            return 0, '2025-02-23T16:24:18+0000 gpu01 kernel: Linux version 6.1\n', ''
+        raise AssertionError('dmesg must not be read: %r' % (argv,))
+    assert kl.read('/bin/journalctl', '/bin/dmesg', since='-1h', runner=runner) == ('', 'journalctl', None)
+    assert calls[1][-4:] == ['-b', '0', '-n', '1']
+
+
+def test_read_since_with_an_empty_journal_reads_dmesg(tmp_path):
+    journal, dmesg = _fake_readers(tmp_path)
+    text, source, error = kl.read(journal, dmesg, since='-1h')
+    assert (source, error) == ('dmesg', None)
+    assert len(kl.parse(text)) == 4
+
+
+def test_read_bad_since_is_an_error(tmp_path):
+    journal, dmesg = _fake_readers(tmp_path, journal_err='Failed to parse timestamp: not-a-time\n', journal_rc=1)
+    with pytest.raises(kl.KernelLogError, match="kernel_log_since 'not-a-time' is not a time journalctl understands"):
+        kl.read(journal, dmesg, since='not-a-time')
+
+
+@pytest.mark.skipif(not os.path.exists('/usr/bin/journalctl'), reason='needs a real journalctl')
+def test_read_bad_since_with_the_real_journalctl():
+    with pytest.raises(kl.KernelLogError, match='Failed to parse timestamp'):
+        kl.read('/usr/bin/journalctl', '/bin/true', since='not-a-time')
 
 
 def test_read_reports_why_nothing_was_read(tmp_path):

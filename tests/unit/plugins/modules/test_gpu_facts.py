@@ -43,12 +43,31 @@ def test_facts_from_capture(name, tmp_path, run_module):
 
 
 def test_architecture_and_cuda_from_tables_for_old_drivers(tmp_path, run_module):
-    """R390 prints neither product_architecture nor cuda_version: both come from the tables."""
+    """R390 prints neither product_architecture nor cuda_version: the architecture comes from the host's
+    pci.ids (GK210GL: Kepler), the CUDA version from the release table."""
     exe, _log = counting_nvidia_smi(tmp_path, 'k80_r390.xml')
     nvidia = run_module(gpu_facts.main, dict(nvidia_smi_path=exe, sysfs_root=str(tmp_path)))['ansible_facts']['nvidia']
     assert nvidia['cuda_version'] == '9.1'
     assert [(g['architecture'], g['architecture_source']) for g in nvidia['gpus']] == \
-        [('Kepler', 'pci_device_id'), ('Kepler', 'pci_device_id')]
+        [('Kepler', 'pci.ids'), ('Kepler', 'pci.ids')]
+
+
+@pytest.mark.parametrize('fixture,arch', [
+    ('k80_r390.xml', 'Kepler'), ('gt1030_r440.xml', 'Pascal'), ('gtx1660ti_r418.xml', 'Turing'),
+])
+def test_old_gpus_get_their_architecture_from_the_pci_id_database(fixture, arch, tmp_path, run_module):
+    """Captures without <product_architecture>: the chip code name in pci.ids names the architecture."""
+    exe, _log = counting_nvidia_smi(tmp_path, fixture)
+    nvidia = run_module(gpu_facts.main, dict(nvidia_smi_path=exe, sysfs_root=str(tmp_path)))['ansible_facts']['nvidia']
+    assert set((g['architecture'], g['architecture_source']) for g in nvidia['gpus']) == {(arch, 'pci.ids')}
+
+
+def test_without_a_pci_id_database_the_table_and_the_name_answer(tmp_path, run_module, monkeypatch):
+    from ansible_collections.gpuops.gpu_server.plugins.module_utils import _pci
+    monkeypatch.setattr(_pci, 'PCI_IDS_PATHS', (str(tmp_path / 'no-pci.ids'),))
+    exe, _log = counting_nvidia_smi(tmp_path, 'gt1030_r440.xml')
+    nvidia = run_module(gpu_facts.main, dict(nvidia_smi_path=exe, sysfs_root=str(tmp_path)))['ansible_facts']['nvidia']
+    assert [(g['architecture'], g['architecture_source']) for g in nvidia['gpus']] == [('Pascal', 'pci_device_id')]
 
 
 def test_pci_devices_are_listed_with_the_driver(tmp_path, run_module):
@@ -115,3 +134,22 @@ def test_check_mode(tmp_path, run_module):
     assert result['changed'] is False
     assert result['ansible_facts']['nvidia']['gpus'][0]['mig_mode'] is True
     assert log.read_text() == '-q -x\n'
+
+
+@pytest.mark.parametrize('report', ['<nvidia_smi_log/>', '<?xml version="1.0" ?>\n<nvidia_smi_log>\n</nvidia_smi_log>\n'])
+def test_empty_report_is_not_a_loaded_driver(report, tmp_path, run_module):
+    """Issue 17: nvidia-smi exits 0 with an empty report; that says nothing about a loaded driver."""
+    exe = make_executable(tmp_path, 'nvidia-smi', stdout=report)
+    result = run_module(gpu_facts.main, dict(nvidia_smi_path=exe, sysfs_root=str(tmp_path / 'none')))
+    nvidia = result['ansible_facts']['nvidia']
+    assert not result.failed
+    assert nvidia['driver_loaded'] is False and nvidia['driver_version'] is None
+    assert 'names no driver version' in nvidia['reason']
+
+
+@pytest.mark.parametrize('timeout', [0, -5])
+def test_timeout_must_be_positive(timeout, tmp_path, run_module):
+    exe = make_executable(tmp_path, 'nvidia-smi', stdout='<nvidia_smi_log/>')
+    result = run_module(gpu_facts.main, dict(nvidia_smi_path=exe, sysfs_root=str(tmp_path), timeout=timeout))
+    assert result.failed
+    assert 'timeout must be a positive number, got %d' % timeout in result['msg']

@@ -7,9 +7,12 @@ from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 import os
+import time
 
 import pytest
 import yaml
+
+from ansible.module_utils import basic
 
 from ansible_collections.gpuops.gpu_server.plugins.modules import gpu_health
 from ansible_collections.gpuops.gpu_server.tests.unit.conftest import (
@@ -81,3 +84,90 @@ def test_unreadable_kernel_log_path_fails(tmp_path, run_module):
     result = run_module(gpu_health.main, args)
     assert result.failed
     assert 'missing.log could not be read' in result['msg']
+
+
+@pytest.fixture
+def readers(tmp_path, monkeypatch):
+    """Fake journalctl and dmesg that the module finds instead of the host's."""
+    def make(journal_stdout='', journal_stderr='', journal_rc=0, dmesg_fixture='dmesg_raw.txt'):
+        bin_dir = tmp_path / 'bin'
+        bin_dir.mkdir()
+        tools = {
+            'journalctl': make_executable(bin_dir, 'journalctl', stdout=journal_stdout, stderr=journal_stderr,
+                                          rc=journal_rc),
+            'dmesg': make_executable(bin_dir, 'dmesg', stdout_file=fixture_path('kernel_log', dmesg_fixture)),
+        }
+        real = basic.AnsibleModule.get_bin_path
+
+        def get_bin_path(self, arg, required=False, opt_dirs=None):
+            if arg in tools:
+                return tools[arg]
+            return real(self, arg, required=required, opt_dirs=opt_dirs)
+        monkeypatch.setattr(basic.AnsibleModule, 'get_bin_path', get_bin_path)
+    return make
+
+
+def host_args(tmp_path, **extra):
+    args = dict(nvidia_smi_path=fake_nvidia_smi(tmp_path, {'fixture': 'a100_mig_r535.xml'}), sysfs_root=str(tmp_path))
+    args.update(extra)
+    return args
+
+
+def test_empty_journal_does_not_hide_the_xids_in_dmesg(tmp_path, run_module, readers):
+    """Issue 17: journald keeps no kernel messages, journalctl -q answers nothing with exit 0; dmesg has the Xids."""
+    readers()
+    result = run_module(gpu_health.main, host_args(tmp_path, fail_on='never'))
+    assert result['kernel_log_source'] == 'dmesg'
+    assert [e['code'] for e in result['xid_events']] == [13, 13, 43, 79]
+    assert result['status'] == 'fail'
+
+
+def test_bad_kernel_log_since_fails(tmp_path, run_module, readers):
+    readers(journal_stderr='Failed to parse timestamp: not-a-time\n', journal_rc=1)
+    result = run_module(gpu_health.main, host_args(tmp_path, kernel_log_since='not-a-time', fail_on='never'))
+    assert result.failed
+    assert "kernel_log_since 'not-a-time' is not a time journalctl understands" in result['msg']
+
+
+@pytest.mark.parametrize('since', ['', '   '])
+def test_empty_kernel_log_since_fails(since, tmp_path, run_module):
+    result = run_module(gpu_health.main, host_args(tmp_path, kernel_log_since=since))
+    assert result.failed and 'kernel_log_since must not be empty' in result['msg']
+
+
+@pytest.mark.parametrize('kind', ['fifo', 'dev_zero', 'directory'])
+def test_kernel_log_path_that_is_not_a_file_fails_at_once(kind, tmp_path, run_module):
+    if kind == 'fifo':
+        path = str(tmp_path / 'fifo')
+        os.mkfifo(path)
+    elif kind == 'dev_zero':
+        path = '/dev/zero'
+    else:
+        path = str(tmp_path)
+    start = time.monotonic()
+    result = run_module(gpu_health.main, host_args(tmp_path, kernel_log_path=path))
+    assert time.monotonic() - start < 10
+    assert result.failed
+    assert 'kernel_log_path %s is ' % path in result['msg'] and 'not a regular file' in result['msg']
+
+
+@pytest.mark.parametrize('option,value,needs', [
+    ('expected_gpu_count', -1, '0 or more'), ('ecc_correctable_max', -1, '0 or more'),
+    ('retired_pages_max', -5, 'a positive number'), ('retired_pages_max', 0, 'a positive number'),
+    ('temperature_margin_c', -3, '0 or more'), ('timeout', 0, 'a positive number'), ('timeout', -1, 'a positive number'),
+])
+def test_out_of_range_options_fail(option, value, needs, tmp_path, run_module):
+    result = run_module(gpu_health.main, host_args(tmp_path, kernel_log_path=fixture_path('kernel_log', 'no_xid.txt'),
+                                                   **{option: value}))
+    assert result.failed
+    assert result['msg'] == '%s must be %s, got %d' % (option, needs, value)
+
+
+def test_empty_report_fails_the_driver_check(tmp_path, run_module):
+    """Issue 17: an empty <nvidia_smi_log/> is not 'NVIDIA driver None loaded'."""
+    args = host_args(tmp_path, kernel_log_path=fixture_path('kernel_log', 'no_xid.txt'), fail_on='never')
+    args['nvidia_smi_path'] = make_executable(tmp_path, 'nvidia-smi', stdout='<nvidia_smi_log/>')
+    result = run_module(gpu_health.main, args)
+    driver = [c for c in result['checks'] if c['check'] == 'driver_loaded']
+    assert [c['status'] for c in driver] == ['fail']
+    assert 'None' not in driver[0]['message'] and 'names no driver version' in driver[0]['message']
