@@ -43,11 +43,22 @@ def cuda_driver_compatible(driver, cuda, minor=False):
 
 
 def gpu_architecture(pci_id_or_name):
-    """Architecture of a PCI id (10de:2330) or product name; None when unknown."""
+    """Architecture of a PCI id (10de:2330), chip code name (GP108) or product name; fails when unknown."""
     if not isinstance(pci_id_or_name, str) or not pci_id_or_name.strip():
-        raise AnsibleFilterError('gpu_architecture: expected a PCI id such as "10de:2330" or a product name such as '
-                                 '"NVIDIA H100 80GB HBM3", got %r' % (pci_id_or_name,))
-    return _compat.gpu_architecture(pci_id_or_name)
+        raise AnsibleFilterError('gpu_architecture: expected a PCI id such as "10de:2330", a chip code name such as '
+                                 '"GH100" or a product name such as "NVIDIA H100 80GB HBM3", got %r' % (pci_id_or_name,))
+    arch = _compat.gpu_architecture(pci_id_or_name)
+    if arch is None:
+        if _compat.normalize_pci_id(pci_id_or_name) is not None:
+            raise AnsibleFilterError(
+                'gpu_architecture: PCI id %r is not in the table of known NVIDIA GPUs; expected the id of an NVIDIA '
+                'GPU such as "10de:2330", or use the architecture that gpuops.gpu_server.gpu_facts reports from the '
+                "host's PCI ID database (ansible_facts.nvidia.gpus[].architecture)" % (pci_id_or_name,))
+        raise AnsibleFilterError(
+            'gpu_architecture: no GPU architecture is known for %r; expected an NVIDIA product name such as '
+            '"NVIDIA H100 80GB HBM3", a chip code name such as "GP108", or a PCI id such as "10de:2330"'
+            % (pci_id_or_name,))
+    return arch
 
 
 def driver_supports_architecture(driver, architecture):

@@ -98,53 +98,84 @@ def cuda_major_minor(cuda):
 # ---------------------------------------------------------------------------------------------
 
 # Source: NVIDIA CUDA Toolkit Release Notes, table "CUDA Toolkit and Corresponding Driver Versions"
-# (https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html#id5), Linux x86_64 column,
-# "Toolkit Driver Version". Keys (major, minor, update); update 0 is the GA row. Update rows are
-# listed only where the release notes raise the minimum for that update.
-CUDA_TOOLKIT_MIN_DRIVER = {
-    (9, 0, 0): '384.81',
-    (9, 1, 0): '390.46',
-    (9, 2, 0): '396.26',
-    (9, 2, 1): '396.37',      # 9.2.148 Update 1
-    (10, 0, 0): '410.48',
-    (10, 1, 0): '418.39',
-    (10, 2, 0): '440.33',
-    (11, 0, 0): '450.36.06',  # 11.0.1 RC; 11.0.2 GA needs 450.51.05, 11.0.3 Update 1 450.51.06
-    (11, 0, 2): '450.51.05',
-    (11, 0, 3): '450.51.06',
-    (11, 1, 0): '455.23',
-    (11, 1, 1): '455.32',
-    (11, 2, 0): '460.27.03',
-    (11, 2, 1): '460.32.03',
-    (11, 3, 0): '465.19.01',
-    (11, 4, 0): '470.42.01',
-    (11, 4, 1): '470.57.02',
-    (11, 4, 3): '470.82.01',
-    (11, 5, 0): '495.29.05',
-    (11, 6, 0): '510.39.01',
-    (11, 7, 0): '515.43.04',
-    (11, 8, 0): '520.61.05',
-    (12, 0, 0): '525.60.13',
-    (12, 0, 1): '525.85.12',
-    (12, 1, 0): '530.30.02',
-    (12, 2, 0): '535.54.03',
-    (12, 2, 2): '535.104.05',
-    (12, 3, 0): '545.23.06',
-    (12, 4, 0): '550.54.14',
-    (12, 4, 1): '550.54.15',
-    (12, 5, 0): '555.42.02',
-    (12, 5, 1): '555.42.06',
-    (12, 6, 0): '560.28.03',
-    (12, 6, 1): '560.35.03',
-    (12, 6, 3): '560.35.05',
-    (12, 8, 0): '570.26',
-    (12, 8, 1): '570.124.06',
-    (12, 9, 0): '575.51.03',
-    (12, 9, 1): '575.57.08',
-    (13, 0, 0): '580.65.06',
-    (13, 0, 1): '580.82.07',
-    (13, 1, 0): '590.44.01',
-}
+# (https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html#id5, and the release notes of
+# each version under https://docs.nvidia.com/cuda/archive/), Linux x86_64 column, "Toolkit Driver
+# Version". One row per row of NVIDIA's table, spelled as NVIDIA spells it: (CUDA major.minor, release,
+# minimum driver). The release is "GA" or "Update N" ("RC" only for 11.0.1). Adding a CUDA release is
+# adding its row here: tests/unit/plugins/module_utils/test_compat.py checks that every row parses,
+# that the minimum drivers never go down, and that every release answers.
+# 13.0 Update 2 .. 13.3 Update 1: the CUDA 13.3 Update 1 release notes' table. CUDA 13.4 and 13.5 are
+# published, but from 13.4 on the Linux driver is no longer bundled with the toolkit and the table's
+# Linux value for them could not be verified here: they are left out until someone reads it.
+CUDA_RELEASES = (
+    ('9.0', 'GA', '384.81'),
+    ('9.1', 'GA', '390.46'),
+    ('9.2', 'GA', '396.26'),
+    ('9.2', 'Update 1', '396.37'),      # 9.2.148 Update 1
+    ('10.0', 'GA', '410.48'),
+    ('10.1', 'GA', '418.39'),
+    ('10.2', 'GA', '440.33'),
+    ('11.0', 'RC', '450.36.06'),        # 11.0.1 RC; treated as the 11.0 floor
+    ('11.0', 'Update 2', '450.51.05'),  # 11.0.2 GA
+    ('11.0', 'Update 3', '450.51.06'),  # 11.0.3 Update 1
+    ('11.1', 'GA', '455.23'),
+    ('11.1', 'Update 1', '455.32'),
+    ('11.2', 'GA', '460.27.03'),
+    ('11.2', 'Update 1', '460.32.03'),
+    ('11.3', 'GA', '465.19.01'),
+    ('11.4', 'GA', '470.42.01'),
+    ('11.4', 'Update 1', '470.57.02'),
+    ('11.4', 'Update 3', '470.82.01'),
+    ('11.5', 'GA', '495.29.05'),
+    ('11.6', 'GA', '510.39.01'),
+    ('11.6', 'Update 1', '510.47.03'),
+    ('11.7', 'GA', '515.43.04'),
+    ('11.7', 'Update 1', '515.48.07'),
+    ('11.8', 'GA', '520.61.05'),
+    ('12.0', 'GA', '525.60.13'),
+    ('12.0', 'Update 1', '525.85.12'),
+    ('12.1', 'GA', '530.30.02'),
+    ('12.2', 'GA', '535.54.03'),
+    ('12.2', 'Update 1', '535.86.09'),
+    ('12.2', 'Update 2', '535.104.05'),
+    ('12.3', 'GA', '545.23.06'),
+    ('12.3', 'Update 1', '545.23.08'),
+    ('12.4', 'GA', '550.54.14'),
+    ('12.4', 'Update 1', '550.54.15'),
+    ('12.5', 'GA', '555.42.02'),
+    ('12.5', 'Update 1', '555.42.06'),
+    ('12.6', 'GA', '560.28.03'),
+    ('12.6', 'Update 1', '560.35.03'),
+    ('12.6', 'Update 3', '560.35.05'),
+    ('12.8', 'GA', '570.26'),
+    ('12.8', 'Update 1', '570.124.06'),
+    ('12.9', 'GA', '575.51.03'),
+    ('12.9', 'Update 1', '575.57.08'),
+    ('13.0', 'GA', '580.65.06'),
+    ('13.0', 'Update 1', '580.82.07'),
+    ('13.0', 'Update 2', '580.95.05'),
+    ('13.1', 'GA', '590.44.01'),
+    ('13.1', 'Update 1', '590.48.01'),
+    ('13.2', 'GA', '595.45.04'),
+    ('13.2', 'Update 1', '595.58.03'),
+    ('13.3', 'GA', '610.43.02'),
+    ('13.3', 'Update 1', '610.43.02'),
+)
+
+_RELEASE_RE = re.compile(r'^(?:GA|RC|Update (\d+))$')
+
+
+def _release_key(cuda, release):
+    """``('12.2', 'Update 2')`` -> (12, 2, 2); ``('12.2', 'GA')`` -> (12, 2, 0)."""
+    m = _RELEASE_RE.match(release)
+    if not m:
+        raise ValueError('CUDA release %r of %s is neither GA, RC nor "Update N"' % (release, cuda))
+    major, minor = (int(p) for p in cuda.split('.'))
+    return (major, minor, int(m.group(1) or 0))
+
+
+# (major, minor, update) -> minimum driver; update 0 is the GA (or RC) row.
+CUDA_TOOLKIT_MIN_DRIVER = dict((_release_key(c, r), d) for c, r, d in CUDA_RELEASES)
 
 # Source: CUDA Compatibility guide, "Minor Version Compatibility", Table "CUDA Toolkit 11.x, 12.x and
 # 13.x Driver Version Ranges" (https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html).
@@ -269,7 +300,7 @@ OPEN_KERNEL_MODULE_MIN_BRANCH = 515
 # Datacenter branches, long-term support first (https://docs.nvidia.com/datacenter/tesla/drivers/,
 # "Supported Drivers and CUDA Toolkit Versions" and the lifecycle page): R470, R535, R580 are LTSB.
 LTS_BRANCHES = (470, 535, 580)
-KNOWN_BRANCHES = (450, 460, 470, 510, 515, 520, 525, 530, 535, 545, 550, 555, 560, 565, 570, 575, 580, 590)
+KNOWN_BRANCHES = (450, 460, 470, 510, 515, 520, 525, 530, 535, 545, 550, 555, 560, 565, 570, 575, 580, 590, 595, 610)
 
 
 def canonical_architecture(name):
@@ -350,6 +381,7 @@ PCI_IDS = {
     '10de:1b80': ('GeForce GTX 1080', PASCAL, 'gpu'),
     '10de:1b81': ('GeForce GTX 1070', PASCAL, 'gpu'),
     '10de:1b02': ('TITAN Xp', PASCAL, 'gpu'),
+    '10de:1d01': ('GeForce GT 1030', PASCAL, 'gpu'),
     # Volta
     '10de:1db1': ('Tesla V100 SXM2 16GB', VOLTA, 'gpu'),
     '10de:1db4': ('Tesla V100 PCIe 16GB', VOLTA, 'gpu'),
@@ -441,10 +473,32 @@ PRODUCT_PATTERNS = (
     (re.compile(r'\bA(?:100|800|30|40|10G?|16|2)\b|\bRTX A\d{3,4}\b|RTX 30[5-9]0\b', re.I), AMPERE),
     (re.compile(r'\bT4\b|RTX 20[6-8]0\b|TITAN RTX|Quadro RTX|GTX 16[5-6]0\b|\bT(?:400|600|1000)\b', re.I), TURING),
     (re.compile(r'V100|TITAN V\b|GV100', re.I), VOLTA),
-    (re.compile(r'P100|\bP40\b|\bP4\b|\bP6000\b|GTX 10[5-8]0\b|TITAN Xp\b|TITAN X \(Pascal\)|Quadro P\d+', re.I), PASCAL),
+    (re.compile(r'P100|\bP40\b|\bP4\b|\bP6000\b|GTX 10[5-8]0\b|\bGT 10[13]0\b|TITAN Xp\b|TITAN X \(Pascal\)|Quadro P\d+', re.I), PASCAL),
     (re.compile(r'\bM(?:4|6|10|40|60)\b|GTX 9[5-8]0\b|GTX 750\b|GTX TITAN X\b|Quadro M\d+', re.I), MAXWELL),
     (re.compile(r'\bK(?:10|20X?m?c?|40m?c?|80|520)\b|GTX 6[5-9]0\b|GTX 7[6-8]0\b|GTX TITAN(?! X)', re.I), KEPLER),
 )
+
+
+# Source: the chip code names in the PCI ID Repository's NVIDIA names ("GK210GL [Tesla K80]",
+# "GP108 [GeForce GT 1030]", "TU116 [GeForce GTX 1660 Ti]", "GH100 [H100 SXM5 80GB]"), and NVIDIA's
+# architecture whitepapers (GK = Kepler, GM = Maxwell, GP = Pascal, GV = Volta, TU = Turing,
+# GA = Ampere, AD = Ada Lovelace, GH = Hopper, GB = Blackwell).
+CHIP_PREFIXES = (
+    ('GK', KEPLER), ('GM', MAXWELL), ('GP', PASCAL), ('GV', VOLTA), ('TU', TURING), ('GA', AMPERE),
+    ('AD', ADA), ('GH', HOPPER), ('GB', BLACKWELL),
+)
+_CHIP_RE = re.compile(r'^\s*(?P<chip>(?P<prefix>%s)\d{3}[A-Z]*)(?![0-9A-Za-z])'
+                      % '|'.join(p for p, _a in CHIP_PREFIXES))
+
+
+def chip_architecture(name):
+    """Architecture of a chip code name at the start of ``name`` (``'GP108 [GeForce GT 1030]'``), or None."""
+    if not isinstance(name, str):
+        return None
+    m = _CHIP_RE.match(name)
+    if not m:
+        return None
+    return dict(CHIP_PREFIXES)[m.group('prefix')]
 
 
 def product_architecture(name):
@@ -458,13 +512,13 @@ def product_architecture(name):
 
 
 def gpu_architecture(pci_id_or_name):
-    """Architecture from a PCI id (``10de:2330``) or a product name; None when unknown."""
+    """Architecture from a PCI id (``10de:2330``), a chip code name (``GP108``) or a product name; None when unknown."""
     info = pci_id_info(pci_id_or_name)
     if info is not None:
         return info['architecture']
     if normalize_pci_id(pci_id_or_name) is not None:
         return None
-    return product_architecture(pci_id_or_name)
+    return chip_architecture(pci_id_or_name) or product_architecture(pci_id_or_name)
 
 
 # ---------------------------------------------------------------------------------------------

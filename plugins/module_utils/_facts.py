@@ -50,31 +50,30 @@ def nvidia_smi_failure_reason(argv, rc, stdout, stderr):
     return '%s. %s' % (why, _command.failure_message(argv, rc, stderr, stdout))
 
 
-def _pci_devices(sysfs_root, lspci_path, runner, timeout):
-    devices = _pci.from_sysfs(sysfs_root)
+def _pci_devices(sysfs_root, lspci_path, runner, timeout, pci_ids=None):
+    devices = _pci.from_sysfs(sysfs_root, pci_ids=pci_ids)
     if devices is None and lspci_path:
         rc, out, _err = runner([lspci_path, '-Dnn', '-k'], timeout=timeout)
-        devices = _pci.parse_lspci(out) if rc == 0 else None
+        devices = _pci.parse_lspci(out, pci_ids=pci_ids) if rc == 0 else None
     return devices
 
 
-def resolve_architecture(gpu, pci_by_bus=None):
-    """Architecture of a GPU: as nvidia-smi printed it, else from its PCI id, else from its name."""
+def resolve_architecture(gpu, pci_by_bus=None, pci_ids=None):
+    """Architecture of a GPU and where it came from: as nvidia-smi printed it (``nvidia-smi``), else the
+    chip code name of its PCI id in the host's pci.ids (``pci.ids``), else the embedded PCI id table
+    (``pci_device_id``), else its product name (``product_name``). ``pci_ids``: :func:`_pci.load_pci_ids`
+    names; None reads the host's database."""
     if _compat.canonical_architecture(gpu.get('architecture')):
         return _compat.canonical_architecture(gpu['architecture']), 'nvidia-smi'
     pci_id = gpu.get('pci_device_id')
     if not pci_id and pci_by_bus and gpu.get('pci_bus_id') in pci_by_bus:
         pci_id = pci_by_bus[gpu['pci_bus_id']]['pci_device_id']
-    info = _compat.pci_id_info(pci_id) if pci_id else None
-    if info is not None:
-        return info['architecture'], 'pci_device_id'
-    arch = _compat.product_architecture(gpu.get('name'))
-    if arch is not None:
-        return arch, 'product_name'
-    return None, None
+    if pci_ids is None:
+        pci_ids = _pci.load_pci_ids()[0]
+    return _pci.architecture_of(pci_id, pci_ids, gpu.get('name'))
 
 
-def from_report(report, pci_devices):
+def from_report(report, pci_devices, pci_ids=None):
     """Facts from a parsed nvidia-smi report and the PCI device list."""
     if not report.get('driver_version'):
         # nvidia-smi exited 0 but its report names no driver (an empty <nvidia_smi_log/>): nothing shows a
@@ -82,10 +81,12 @@ def from_report(report, pci_devices):
         return without_driver('nvidia-smi -q -x exited 0 but its report names no driver version (%d GPUs '
                               'described): the driver state is unknown' % len(report.get('gpus') or ()), pci_devices)
     pci_by_bus = dict((d['pci_bus_id'], d) for d in pci_devices or ())
+    if pci_ids is None:
+        pci_ids = _pci.load_pci_ids()[0]
     gpus = []
     for gpu in report['gpus']:
         gpu = dict(gpu)
-        gpu['architecture'], gpu['architecture_source'] = resolve_architecture(gpu, pci_by_bus)
+        gpu['architecture'], gpu['architecture_source'] = resolve_architecture(gpu, pci_by_bus, pci_ids)
         gpus.append(gpu)
     cuda = report.get('cuda_version')
     if cuda is None and report.get('driver_version'):
@@ -125,7 +126,8 @@ def gather(nvidia_smi_path, timeout=30, sysfs_root='/sys', lspci_path=None, runn
     _nvidia_smi.NvidiaSmiParseError when nvidia-smi succeeded but printed something unreadable.
     """
     runner = runner or _command.run
-    pci_devices = _pci_devices(sysfs_root, lspci_path, runner, timeout)
+    pci_ids = _pci.load_pci_ids()[0]
+    pci_devices = _pci_devices(sysfs_root, lspci_path, runner, timeout, pci_ids)
     if not nvidia_smi_path:
         return without_driver('nvidia-smi was not found on PATH (the NVIDIA driver utilities are not installed)',
                               pci_devices)
@@ -136,4 +138,4 @@ def gather(nvidia_smi_path, timeout=30, sysfs_root='/sys', lspci_path=None, runn
         return without_driver(str(e), pci_devices)
     if rc != 0:
         return without_driver(nvidia_smi_failure_reason(argv, rc, out, err), pci_devices)
-    return from_report(_nvidia_smi.parse(out), pci_devices)
+    return from_report(_nvidia_smi.parse(out), pci_devices, pci_ids)

@@ -20,6 +20,10 @@ DEFAULT_THRESHOLDS = {
     'require_persistence_mode': True,
 }
 
+# Warn at this temperature when the GPU reports no slowdown threshold at all (consumer boards); the same
+# figure as the gpu_monitoring alert's gpu_monitoring_temperature_fallback_celsius default.
+TEMPERATURE_FALLBACK_C = 83
+
 # Clock event reasons that mean the hardware is slowing itself down (not idle, not app clocks).
 SLOWDOWN_REASONS = ('hw_slowdown', 'hw_thermal_slowdown', 'hw_power_brake_slowdown', 'sw_thermal_slowdown')
 
@@ -38,6 +42,38 @@ def _check(name, gpu, status, value, message):
 
 def _label(gpu):
     return 'GPU %s (%s)' % (gpu.get('index'), gpu.get('pci_bus_id') or gpu.get('uuid') or 'unknown bus id')
+
+
+def _temperature_check(gpu, t, label):
+    """Distance to slowdown: from the T.Limit thresholds where the driver reports them (R570/R580 on),
+    else from the absolute slowdown threshold; without either, the fixed fallback temperature."""
+    idx = gpu.get('index')
+    temp, slow = gpu.get('temperature_c'), gpu.get('temperature_slowdown_c')
+    margin = gpu.get('temperature_slowdown_margin_c')
+    source = gpu.get('temperature_threshold_source')
+    if margin is None and temp is not None and slow is not None:
+        margin, source = slow - temp, 'absolute'         # facts from before T.Limit support
+    if margin is not None:
+        if margin <= 0:
+            status = FAIL
+        elif margin <= t['temperature_margin_c']:
+            status = WARN
+        else:
+            status = OK
+        now = ('%d C, ' % temp) if temp is not None else ''
+        if source == 'tlimit':
+            message = '%s: %s%d C below its slowdown temperature (T.Limit headroom %s C, slowdown at %s C of it)' % (
+                label, now, margin, gpu.get('temperature_tlimit_c'), gpu.get('temperature_slowdown_tlimit_c'))
+        else:
+            message = '%s: %sslowdown at %d C' % (label, now, slow) if slow is not None else \
+                '%s: %s%d C below its slowdown temperature' % (label, now, margin)
+        return [_check('temperature', idx, status, temp if temp is not None else margin, message)]
+    if temp is None:
+        return []
+    fallback = t.get('temperature_fallback_c', TEMPERATURE_FALLBACK_C)
+    status = WARN if temp >= fallback else OK
+    return [_check('temperature', idx, status, temp,
+                   '%s: %d C; the GPU reports no slowdown threshold, judged against %d C' % (label, temp, fallback))]
 
 
 def _gpu_checks(gpu, t):
@@ -89,15 +125,7 @@ def _gpu_checks(gpu, t):
         out.append(_check('pcie_link_width', idx, WARN if bad else OK, width,
                           '%s: PCIe link x%d of x%d%s' % (label, width, width_max,
                                                           ' (degraded: reseat or check the riser)' if bad else '')))
-    temp, slow = gpu.get('temperature_c'), gpu.get('temperature_slowdown_c')
-    if temp is not None and slow is not None:
-        if temp >= slow:
-            status = FAIL
-        elif temp >= slow - t['temperature_margin_c']:
-            status = WARN
-        else:
-            status = OK
-        out.append(_check('temperature', idx, status, temp, '%s: %d C, slowdown at %d C' % (label, temp, slow)))
+    out.extend(_temperature_check(gpu, t, label))
     persistence = gpu.get('persistence_mode')
     if persistence is not None and t['require_persistence_mode']:
         out.append(_check('persistence_mode', idx, OK if persistence else WARN, persistence,

@@ -16,7 +16,9 @@ Renames handled (old -> new):
 - ``retired_pages/pending_blacklist`` -> ``retired_pages/pending_retirement`` (R418).
 - ECC counters ``single_bit``/``double_bit`` blocks -> ``sram_*``/``dram_*`` counters (R535+).
 New blocks read when present: ``remapped_rows`` (Ampere+, R450), ``gpu_recovery_action`` and
-``gpu_reset_status`` (R550+), ``product_architecture`` (R450), ``cuda_version`` (R410).
+``gpu_reset_status`` (R550+), ``product_architecture`` (R450), ``cuda_version`` (R410), temperature
+thresholds relative to T.Limit (``gpu_temp_tlimit``, ``gpu_temp_*_tlimit_threshold``, R570/R580 on
+datacenter GPUs, which then print no absolute ``gpu_temp_slow_threshold``).
 
 The DOCTYPE (external or with an inline internal subset) is removed before parsing and the text is
 parsed with ``xml.etree.ElementTree`` without any entity resolution.
@@ -262,6 +264,25 @@ def _recovery_action(gpu):
     return text
 
 
+def _slowdown_margin(temp):
+    """Degrees Celsius left before the GPU slows itself down, and what the figure comes from.
+
+    Drivers from R570/R580 on report the thresholds relative to the GPU's T.Limit: ``gpu_temp_tlimit`` is
+    the headroom (T.Limit minus the current temperature) and ``gpu_temp_slow_tlimit_threshold`` the
+    headroom at which slowdown starts (-2 C: 2 C past T.Limit), so the margin is their difference. Older
+    drivers report an absolute ``gpu_temp_slow_threshold``: the margin is that minus ``gpu_temp``.
+    Returns ``(margin, 'tlimit' | 'absolute')`` or ``(None, None)`` when the GPU reports neither.
+    """
+    headroom = _num(temp, 'gpu_temp_tlimit')
+    slow_tlimit = _num(temp, 'gpu_temp_slow_tlimit_threshold')
+    if headroom is not None and slow_tlimit is not None:
+        return headroom - slow_tlimit, 'tlimit'
+    current, slow = _num(temp, 'gpu_temp'), _num(temp, 'gpu_temp_slow_threshold')
+    if current is not None and slow is not None:
+        return slow - current, 'absolute'
+    return None, None
+
+
 def parse_gpu(gpu, index=None):
     """One ``<gpu>`` element -> dict."""
     pci = gpu.find('pci')
@@ -273,6 +294,7 @@ def parse_gpu(gpu, index=None):
     bus_id = gpu.get('id') or _text(pci, 'pci_bus_id')
     mig_devices = gpu.find('mig_devices')
     mig_mode = _flag(gpu, 'mig_mode/current_mig')
+    slowdown_margin, slowdown_source = _slowdown_margin(temp)
     mig_count = None
     if mig_mode is not None:
         mig_count = len(mig_devices.findall('mig_device')) if mig_devices is not None else 0
@@ -304,6 +326,11 @@ def parse_gpu(gpu, index=None):
         'temperature_c': _num(temp, 'gpu_temp'),
         'temperature_slowdown_c': _num(temp, 'gpu_temp_slow_threshold'),
         'temperature_shutdown_c': _num(temp, 'gpu_temp_max_threshold'),
+        'temperature_tlimit_c': _num(temp, 'gpu_temp_tlimit'),
+        'temperature_slowdown_tlimit_c': _num(temp, 'gpu_temp_slow_tlimit_threshold'),
+        'temperature_shutdown_tlimit_c': _num(temp, 'gpu_temp_max_tlimit_threshold'),
+        'temperature_slowdown_margin_c': slowdown_margin,
+        'temperature_threshold_source': slowdown_source,
         'memory_temperature_c': _num(temp, 'memory_temp'),
         'power_draw_w': _num(power, 'power_draw', 'instant_power_draw', 'average_power_draw'),
         'power_limit_w': _num(power, 'current_power_limit', 'enforced_power_limit', 'power_limit'),

@@ -105,3 +105,10 @@ def run_module(capsys):
         out = capsys.readouterr().out
         return ModuleResult(json.loads(out))
     return runner
+
+
+@pytest.fixture(autouse=True)
+def recorded_pci_ids(monkeypatch):
+    """Every test reads the recorded pci.ids excerpt, never the database of the machine running the tests."""
+    from ansible_collections.gpuops.gpu_server.plugins.module_utils import _pci
+    monkeypatch.setattr(_pci, 'PCI_IDS_PATHS', (fixture_path('pci_ids', 'pci.ids'),))

@@ -54,7 +54,7 @@ def test_cuda_driver_compatible_errors():
 
 
 @pytest.mark.parametrize('value,arch', [('10de:2330', 'Hopper'), ('NVIDIA GeForce RTX 4090', 'Ada Lovelace'),
-                                        ('Tesla V100-SXM2-32GB', 'Volta'), ('10de:ffff', None)])
+                                        ('Tesla V100-SXM2-32GB', 'Volta')])
 def test_gpu_architecture(value, arch):
     assert FILTERS['gpu_architecture'](value) == arch
 
@@ -85,3 +85,19 @@ def test_torch_cuda_variants():
     assert 'cu118' not in FILTERS['torch_cuda_variants']('1.13.1+cu118')
     with pytest.raises(AnsibleFilterError, match='torch 0.4.1 is not in the table'):
         FILTERS['torch_cuda_variants']('0.4.1')
+
+
+@pytest.mark.parametrize('value,arch', [('GP108 [GeForce GT 1030]', 'Pascal'), ('TU116', 'Turing'),
+                                        ('10de:1d01', 'Pascal'), ('NVIDIA GeForce GT 1030', 'Pascal')])
+def test_gpu_architecture_of_chip_names_and_old_gpus(value, arch):
+    assert FILTERS['gpu_architecture'](value) == arch
+
+
+@pytest.mark.parametrize('value,message', [
+    ('10de:ffff', "PCI id '10de:ffff' is not in the table of known NVIDIA GPUs; expected the id of an NVIDIA GPU"),
+    ('Matrox G200', "no GPU architecture is known for 'Matrox G200'; expected an NVIDIA product name"),
+])
+def test_gpu_architecture_unknown_is_an_error(value, message):
+    with pytest.raises(AnsibleFilterError) as e:
+        FILTERS['gpu_architecture'](value)
+    assert message in str(e.value)

@@ -31,7 +31,8 @@ def test_parse_recorded_capture(name):
 @pytest.mark.parametrize('name', sorted(EXPECTED))
 def test_numbers_are_numbers(name):
     """Every value that carries a unit in the XML comes back as int/float or None, never as text."""
-    numeric = ('memory_total_mib', 'temperature_c', 'temperature_slowdown_c', 'power_draw_w', 'power_limit_w',
+    numeric = ('memory_total_mib', 'temperature_c', 'temperature_slowdown_c', 'temperature_tlimit_c',
+               'temperature_slowdown_tlimit_c', 'temperature_slowdown_margin_c', 'power_draw_w', 'power_limit_w',
                'pcie_gen_current', 'pcie_gen_max', 'pcie_width_current', 'pcie_width_max', 'utilization_gpu_pct')
     for gpu in nvsmi.parse(read_fixture('nvidia_smi', name))['gpus']:
         for key in numeric:
