@@ -34,7 +34,9 @@ def loads(text, source='the file'):
     if not text.strip():
         return {}
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constant)
+    except _StrictJsonError as e:
+        raise JsonDocumentError('%s is not valid JSON: %s' % (source, e))
     except ValueError as e:
         line = getattr(e, 'lineno', None)
         col = getattr(e, 'colno', None)
@@ -45,6 +47,71 @@ def loads(text, source='the file'):
         raise JsonDocumentError('%s holds a JSON %s, not an object ({...}) as a daemon configuration must'
                                 % (source, _json_type(data)))
     return data
+
+
+class _StrictJsonError(ValueError):
+    """Text that Python's json module reads but JSON (RFC 8259) and Docker do not accept."""
+
+
+def _no_duplicate_keys(pairs):
+    result = {}
+    for key, value in pairs:
+        if key in result:
+            raise _StrictJsonError('the key %s appears twice in one object (Docker refuses duplicate keys)'
+                                   % json.dumps(key))
+        result[key] = value
+    return result
+
+
+def _no_constant(name):
+    raise _StrictJsonError('%s is not a JSON value (JSON numbers are finite)' % name)
+
+
+def check_json(value, what='settings'):
+    """Raise ValueError when ``value`` cannot be written as JSON (NaN, Infinity, a non-string key, a set ...)."""
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError) as e:
+        raise ValueError('%s cannot be written as JSON: %s' % (what, e))
+    _check_keys(value, what)
+
+
+def _check_keys(value, what):
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise ValueError('%s cannot be written as JSON: the key %r is not a string' % (what, key))
+            _check_keys(item, what)
+    elif isinstance(value, list):
+        for item in value:
+            _check_keys(item, what)
+
+
+def json_kind(value):
+    """The JSON type of a value, telling booleans, integers and other numbers apart (``1`` is not ``true``)."""
+    if isinstance(value, bool):
+        return 'boolean'
+    if isinstance(value, int):
+        return 'integer'
+    if isinstance(value, float):
+        return 'float'
+    return _json_type(value) if not isinstance(value, dict) else 'object'
+
+
+def json_equal(a, b):
+    """Equality of two JSON values by JSON type and value: ``1`` differs from ``true`` and ``3.0`` from ``3``.
+
+    Python's ``==`` says ``1 == True`` and ``3.0 == 3``, but Docker reads them as different values (and
+    refuses some). Object key order does not matter; array order does.
+    """
+    kind = json_kind(a)
+    if kind != json_kind(b):
+        return False
+    if kind == 'object':
+        return len(a) == len(b) and all(k in b and json_equal(v, b[k]) for k, v in a.items())
+    if kind == 'array':
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
+    return a == b
 
 
 def dumps(data):

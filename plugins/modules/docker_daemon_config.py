@@ -21,11 +21,23 @@ description:
   - "Objects are merged key by key, recursively: O(settings={\"log-opts\": {\"max-size\": \"100m\"}}) keeps
     an existing C(log-opts.max-file). Every other value, B(arrays included), replaces what was there:
     O(settings={\"registry-mirrors\": [\"https://a\"]}) leaves exactly one mirror."
-  - The file is compared as data, not as text. When the merged object equals the existing one the file is
-    not rewritten (its formatting is kept) and the module reports no change.
+  - "The file is compared as data, not as text, by JSON type and value. When the merged object equals the existing
+    one the file is not rewritten (its formatting is kept) and the module reports no change. C(1) and C(true),
+    C(3.0) and C(3) differ (Docker reads them as different types): an existing C(\"live-restore\": 1) is replaced
+    by O(settings={\"live-restore\": true})."
+  - "When O(path) is a symbolic link, the module writes through it: the link's target is replaced atomically, in
+    the target's directory, and the link stays as it was (as M(ansible.builtin.lineinfile) does). RV(target) names
+    the file written. A dangling link's target is created."
+  - "Concurrent runs on the same file (several roles or plays at once) do not lose updates: between reading the
+    file and renaming the new one over it, a run holds an exclusive C(flock) lock on the file's directory, waits at
+    most O(lock_timeout) seconds for it, and reads the file again under the lock. Only runs of this module take
+    that lock."
   - When O(path) does not exist it is created, with its parent directories.
   - When O(path) holds something that is not a JSON object, the module fails with the line and column of
-    the error and leaves the file untouched.
+    the error and leaves the file untouched. So do a file that is not UTF-8, duplicate keys in one object, and
+    C(NaN) or C(Infinity), which Python reads but JSON and Docker do not.
+  - Any error (a read-only or missing directory, a failed O(validate), a bad O(validate) string) fails the task
+    with a message naming the file, and leaves the file untouched.
 author:
   - gpuops maintainers (@gpuops)
 options:
@@ -39,6 +51,7 @@ options:
       - The keys to set. Objects merge recursively into the existing ones; everything else, arrays included,
         replaces the existing value.
       - Docker expects strings for C(log-opts) values (V("100m"), V("3")), quote them.
+      - Values must be writable as JSON; C(NaN) and C(Infinity) (YAML V(.nan), V(.inf)) fail the task.
     type: dict
     default: {}
   remove:
@@ -59,7 +72,14 @@ options:
     description:
       - A command that checks the new file before it replaces O(path); C(%s) is the new file's path.
       - For example V(dockerd --validate --config-file %s) (Docker 23.0 and later).
+      - It must hold exactly one C(%s) and no other C(%) conversion; write C(%%) for a literal C(%).
     type: str
+  lock_timeout:
+    description:
+      - Seconds to wait at the most for another run of this module that is changing the same file.
+      - 0 or more. When the time runs out the task fails and nothing is written.
+    type: int
+    default: 60
 extends_documentation_fragment:
   - ansible.builtin.files
 attributes:
@@ -132,6 +152,11 @@ removed:
   type: list
   elements: str
   sample: ["default-runtime"]
+target:
+  description: The file actually read and written, the link's target when O(path) is a symbolic link, else O(path).
+  returned: always
+  type: str
+  sample: /srv/docker-config/daemon.json
 created:
   description: Whether the file did not exist before.
   returned: always
@@ -144,62 +169,122 @@ backup_file:
   sample: /etc/docker/daemon.json.12345.2026-11-30@06:40:00~
 '''
 
+import errno
+import fcntl
 import os
 import tempfile
+import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.common.text.converters import to_bytes, to_native, to_text
+from ansible.module_utils.common.text.converters import to_bytes, to_native
 
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _json_merge
 
 
-def read_text(module, path):
+def read_text(module, path, result):
     try:
         with open(path, 'rb') as f:
-            return to_text(f.read(), errors='surrogate_or_strict')
+            raw = f.read()
     except (IOError, OSError) as e:
-        module.fail_json(msg='Could not read %s: %s' % (path, to_native(e)))
-    except UnicodeError as e:
-        module.fail_json(msg='%s is not UTF-8 text, so not valid JSON (%s); the file was left untouched'
-                             % (path, to_native(e)))
+        module.fail_json(msg='Could not read %s: %s' % (path, to_native(e)), **result)
+    try:
+        return raw.decode('utf-8')
+    except UnicodeDecodeError as e:
+        module.fail_json(msg='%s is not UTF-8 text, so not valid JSON (byte %d: %s); the file was left untouched'
+                             % (path, e.start, e.reason), **result)
 
 
-def make_parent(module, directory):
+def make_parent(module, directory, result):
     if os.path.isdir(directory):
         return
     try:
         os.makedirs(directory, 0o755)
     except OSError as e:
-        module.fail_json(msg='Could not create the directory %s: %s' % (directory, to_native(e)))
+        module.fail_json(msg='Could not create the directory %s: %s' % (directory, to_native(e)), **result)
 
 
-def write_atomically(module, path, text, backup):
+def lock_directory(module, directory, timeout, result):
+    """flock() the directory that holds the file, waiting at most ``timeout`` seconds; returns the fd to close.
+
+    The directory, not the file: the file is replaced by a rename, so a lock on it would not be seen by the
+    next run; the directory stays, and no lock file is left behind.
+    """
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError as e:
+        module.fail_json(msg='Could not open %s to lock it: %s' % (directory, to_native(e)), **result)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except OSError as e:
+            if e.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                os.close(fd)
+                module.fail_json(msg='Could not lock %s: %s' % (directory, to_native(e)), **result)
+        if time.monotonic() >= deadline:
+            os.close(fd)
+            module.fail_json(msg='Another run still held the lock on %s after %d s (lock_timeout); nothing was '
+                                 'written' % (directory, timeout), **result)
+        time.sleep(0.05)
+
+
+def validate_command(module, validate, tmp, path, result):
+    if '%s' not in validate:
+        module.fail_json(msg='validate must contain %%s (the new file), got: %s; %s was left untouched'
+                             % (validate, path), **result)
+    try:
+        return validate % (tmp,)
+    except (TypeError, ValueError) as e:
+        module.fail_json(msg="validate must contain exactly one %%s and no other %% conversion (write %%%% for a "
+                             "literal %%), got: %s (%s); %s was left untouched" % (validate, to_native(e), path),
+                         **result)
+
+
+def write_atomically(module, path, text, backup, result):
     """Write to a temporary file next to ``path``, validate it, back ``path`` up, rename the new file over it.
 
-    Returns the backup's path, or None.
+    Returns the backup's path, or None. Any OS error fails the module naming ``path``; ``path`` is then untouched.
     """
     backup_file = None
     directory = os.path.dirname(path) or '.'
-    fd, tmp = tempfile.mkstemp(prefix='.%s.' % os.path.basename(path), dir=directory)
+    tmp = None
     try:
+        fd, tmp = tempfile.mkstemp(prefix='.%s.' % os.path.basename(path), dir=directory)
         with os.fdopen(fd, 'wb') as f:
-            f.write(to_bytes(text))
+            f.write(to_bytes(text, errors='strict'))
         validate = module.params['validate']
         if validate:
-            if '%s' not in validate:
-                module.fail_json(msg='validate must contain %%s (the new file), got: %s' % validate)
-            rc, out, err = module.run_command(validate % tmp, environ_update={'LC_ALL': 'C', 'LANG': 'C'})
+            rc, out, err = module.run_command(validate_command(module, validate, tmp, path, result),
+                                              environ_update={'LC_ALL': 'C', 'LANG': 'C'})
             if rc != 0:
                 module.fail_json(msg="The new configuration did not pass '%s' (exit code %d): %s; %s was left "
                                      "untouched" % (validate, rc, (err or out).strip(), path), rc=rc,
-                                 stdout=out, stderr=err)
+                                 stdout=out, stderr=err, **result)
         if backup and os.path.exists(path):
             backup_file = module.backup_local(path)
         module.atomic_move(tmp, path, unsafe_writes=module.params['unsafe_writes'])
+    except (IOError, OSError) as e:
+        module.fail_json(msg='Could not write %s: %s; the file was left untouched' % (path, to_native(e)), **result)
     finally:
-        if os.path.exists(tmp):
+        if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
     return backup_file
+
+
+def plan(module, path, result):
+    """Read ``path`` and merge: ``(exists, before_text, after_text, after, removed, changed)``."""
+    exists = os.path.exists(path)
+    before_text = read_text(module, path, result) if exists else ''
+    try:
+        before = _json_merge.loads(before_text, source=path)
+    except _json_merge.JsonDocumentError as e:
+        module.fail_json(msg='%s. The file was left untouched: fix or remove it, then run again.' % e, **result)
+    after, removed = _json_merge.apply(before, module.params['settings'], module.params['remove'])
+    # Compared by JSON type and value: 1 is not true and 3.0 is not 3 for Docker.
+    changed = not exists or not _json_merge.json_equal(after, before)
+    after_text = _json_merge.dumps(after) if changed else before_text
+    return exists, before_text, after_text, after, removed, changed
 
 
 def main():
@@ -210,41 +295,47 @@ def main():
             remove=dict(type='list', elements='raw', default=[]),
             backup=dict(type='bool', default=False),
             validate=dict(type='str'),
+            lock_timeout=dict(type='int', default=60),
         ),
         add_file_common_args=True,
         supports_check_mode=True,
     )
     path = module.params['path']
-    result = dict(changed=False, path=path, removed=[], created=False)
+    # A symbolic link is written through: the file that changes is its target, replaced in its own directory.
+    target = os.path.realpath(path) if os.path.islink(path) else path
+    result = dict(changed=False, path=path, target=target, removed=[], created=False)
 
-    if os.path.isdir(path):
+    if os.path.isdir(target):
         module.fail_json(msg='%s is a directory, not a daemon configuration file' % path, **result)
-
+    if module.params['lock_timeout'] < 0:
+        module.fail_json(msg='lock_timeout must be 0 or more seconds, got %d' % module.params['lock_timeout'],
+                         **result)
     for p in module.params['remove']:
         try:
             _json_merge.parse_path(p)
         except ValueError as e:
             module.fail_json(msg='remove: %s' % e, **result)
-
-    exists = os.path.exists(path)
-    before_text = read_text(module, path) if exists else ''
     try:
-        before = _json_merge.loads(before_text, source=path)
-    except _json_merge.JsonDocumentError as e:
-        module.fail_json(msg='%s. The file was left untouched: fix or remove it, then run again.' % e, **result)
+        _json_merge.check_json(module.params['settings'])
+    except ValueError as e:
+        module.fail_json(msg='%s; %s was left untouched' % (e, path), **result)
 
-    after, removed = _json_merge.apply(before, module.params['settings'], module.params['remove'])
-    result.update(config=after, removed=removed, created=not exists)
-    changed = not exists or after != before
-    after_text = _json_merge.dumps(after) if changed else before_text
-
+    exists, before_text, after_text, after, removed, changed = plan(module, target, result)
     if changed and not module.check_mode:
-        make_parent(module, os.path.dirname(path))
-        backup_file = write_atomically(module, path, after_text, module.params['backup'])
-        if backup_file:
-            result['backup_file'] = backup_file
+        make_parent(module, os.path.dirname(target) or '.', result)
+        lock = lock_directory(module, os.path.dirname(target) or '.', module.params['lock_timeout'], result)
+        try:
+            # Read again under the lock: another run may have replaced the file since the first read.
+            exists, before_text, after_text, after, removed, changed = plan(module, target, result)
+            if changed:
+                backup_file = write_atomically(module, target, after_text, module.params['backup'], result)
+                if backup_file:
+                    result['backup_file'] = backup_file
+        finally:
+            os.close(lock)
+    result.update(config=after, removed=removed, created=not exists)
 
-    file_args = module.load_file_common_arguments(module.params)
+    file_args = module.load_file_common_arguments(module.params, path=target)
     if not exists and file_args.get('mode') is None:
         file_args['mode'] = '0644'
     if not (module.check_mode and not exists):
@@ -254,7 +345,7 @@ def main():
     result['changed'] = changed
     if module._diff:
         result['diff'] = dict(before=before_text, after=after_text,
-                              before_header=path if exists else '%s (absent)' % path, after_header=path)
+                              before_header=target if exists else '%s (absent)' % target, after_header=target)
     module.exit_json(**result)
 
 

@@ -8,11 +8,16 @@
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
+import errno
+import fcntl
 import json
 import os
 import re
 import shutil
 import stat
+import subprocess
+import sys
+import time
 
 import pytest
 
@@ -201,3 +206,191 @@ def test_pure_merge_does_not_mutate_inputs():
     assert base == {'a': {'b': [1]}, 'c': 1} and settings == {'a': {'d': 2}}
     merged['a']['b'].append(2)
     assert base['a']['b'] == [1]
+
+
+# Issue 17: hostile input. Compare JSON types, write through links, no lost updates, clean errors.
+
+@pytest.mark.parametrize('existing,settings,written', [
+    ('{"live-restore": 1}', {'live-restore': True}, {'live-restore': True}),
+    ('{"live-restore": true}', {'live-restore': 1}, {'live-restore': 1}),
+    ('{"max-concurrent-downloads": 3.0}', {'max-concurrent-downloads': 3}, {'max-concurrent-downloads': 3}),
+    ('{"a": {"b": [0, 1]}}', {'a': {'b': [False, True]}}, {'a': {'b': [False, True]}}),
+])
+def test_values_are_compared_by_json_type(tmp_path, run, existing, settings, written):
+    path = place(tmp_path, None)
+    path.parent.mkdir(parents=True)
+    path.write_text(existing)
+    result = run(path=str(path), settings=settings)
+    assert result['changed'] is True
+    on_disk = path.read_text()
+    assert on_disk == json.dumps(written, indent=2, separators=(',', ': ')) + '\n'
+    assert json.dumps(result['config']) == json.dumps(written)
+    assert run(path=str(path), settings=settings)['changed'] is False
+
+
+def test_json_equal():
+    assert _json_merge.json_equal({'a': [1, {'b': None}]}, {'a': [1, {'b': None}]})
+    assert _json_merge.json_equal({'a': 1, 'b': 2}, {'b': 2, 'a': 1})
+    for a, b in [(1, True), (0, False), (3, 3.0), ([1], [True]), ({'a': 1}, {'a': 1.0}), ('1', 1), (None, False)]:
+        assert not _json_merge.json_equal(a, b), (a, b)
+
+
+def test_symlink_is_written_through(tmp_path, run):
+    real = tmp_path / 'srv' / 'daemon.json'
+    real.parent.mkdir()
+    real.write_text('{"data-root": "/srv/docker"}\n')
+    link = tmp_path / 'etc' / 'docker' / 'daemon.json'
+    link.parent.mkdir(parents=True)
+    link.symlink_to(real)
+    result = run(path=str(link), settings=LOG_SETTINGS)
+    assert result['changed'] and result['target'] == str(real) and result['path'] == str(link)
+    assert os.path.islink(str(link)) and os.readlink(str(link)) == str(real)
+    assert json.loads(real.read_text()) == dict({'data-root': '/srv/docker'}, **LOG_SETTINGS)
+    assert os.listdir(str(link.parent)) == ['daemon.json'] and os.listdir(str(real.parent)) == ['daemon.json']
+    assert run(path=str(link), settings=LOG_SETTINGS)['changed'] is False
+
+
+def test_dangling_symlink_creates_the_target(tmp_path, run):
+    real = tmp_path / 'srv' / 'daemon.json'
+    link = tmp_path / 'daemon.json'
+    link.symlink_to(real)
+    result = run(path=str(link), settings=LOG_SETTINGS)
+    assert result['changed'] and result['created']
+    assert os.path.islink(str(link)) and json.loads(real.read_text()) == LOG_SETTINGS
+
+
+CONCURRENT_RUN = '''
+import json, sys
+sys.argv = [sys.argv[0], sys.argv[1]]
+from ansible_collections.gpuops.gpu_server.plugins.modules import docker_daemon_config
+docker_daemon_config.main()
+'''
+
+
+def _run_at_once(tmp_path, path, settings_list):
+    """Run the module in one real process per settings, all at once; validate sleeps between read and rename."""
+    slow = tmp_path / 'slow-validate'
+    slow.write_text('#!/bin/sh\nsleep 0.5\nexit 0\n')
+    slow.chmod(0o755)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    procs = []
+    for i, settings in enumerate(settings_list):
+        args = tmp_path / ('args%d.json' % i)
+        args.write_text(json.dumps({'ANSIBLE_MODULE_ARGS': {
+            'path': str(path), 'settings': settings, 'validate': '%s %%s' % slow}}))
+        procs.append(subprocess.Popen([sys.executable, '-c', CONCURRENT_RUN, str(args)], env=env,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+    results = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, (out, err)
+        results.append(json.loads(out))
+    return results
+
+
+def test_concurrent_runs_lose_no_update(tmp_path):
+    path = place(tmp_path, 'user_daemon.json')
+    original = json.loads(path.read_text())
+    results = _run_at_once(tmp_path, path, [{'key-%d' % i: i} for i in range(4)])
+    assert json.loads(path.read_text()) == dict(original, **dict(('key-%d' % i, i) for i in range(4)))
+    assert all(r['changed'] for r in results)
+    assert os.listdir(str(path.parent)) == ['daemon.json']
+
+
+def test_concurrent_runs_of_the_same_change_report_it_once(tmp_path):
+    path = place(tmp_path, 'user_daemon.json')
+    results = _run_at_once(tmp_path, path, [{'live-restore': True}] * 3)
+    assert sorted(r['changed'] for r in results) == [False, False, True]
+    assert json.loads(path.read_text())['live-restore'] is True
+
+
+def test_lock_timeout_fails_and_writes_nothing(tmp_path, run):
+    path = place(tmp_path, 'user_daemon.json')
+    before = snapshot(path)
+    fd = os.open(str(path.parent), os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        start = time.monotonic()
+        result = run(path=str(path), settings=LOG_SETTINGS, lock_timeout=1)
+        assert time.monotonic() - start < 5
+    finally:
+        os.close(fd)
+    assert result.failed and 'still held the lock' in result['msg'] and 'lock_timeout' in result['msg']
+    assert snapshot(path) == before
+
+
+def test_unwritable_directory_fails_cleanly(tmp_path, run, monkeypatch):
+    path = place(tmp_path, 'user_daemon.json')
+    before = snapshot(path)
+
+    def read_only(*args, **kwargs):
+        raise OSError(errno.EROFS, 'Read-only file system')
+    monkeypatch.setattr(docker_daemon_config.tempfile, 'mkstemp', read_only)
+    result = run(path=str(path), settings=LOG_SETTINGS)
+    assert result.failed
+    assert result['msg'] == 'Could not write %s: [Errno 30] Read-only file system; the file was left untouched' % path
+    assert snapshot(path) == before
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason='root writes into a read-only directory')
+def test_read_only_directory_fails_cleanly(tmp_path, run):
+    path = place(tmp_path, 'user_daemon.json')
+    before = snapshot(path)
+    os.chmod(str(path.parent), 0o555)
+    try:
+        result = run(path=str(path), settings=LOG_SETTINGS)
+    finally:
+        os.chmod(str(path.parent), 0o755)
+    assert result.failed and 'Could not write %s' % path in result['msg']
+    assert snapshot(path) == before
+
+
+@pytest.mark.parametrize('validate', ['true %s %d', 'true %s %s', 'true %(x)s %s', 'true 100% %s'])
+def test_validate_with_another_conversion_fails_cleanly(tmp_path, run, validate):
+    path = place(tmp_path, 'user_daemon.json')
+    before = snapshot(path)
+    result = run(path=str(path), settings=LOG_SETTINGS, validate=validate)
+    assert result.failed
+    assert 'validate must contain exactly one %s and no other % conversion' in result['msg']
+    assert str(path) in result['msg'] and 'left untouched' in result['msg']
+    assert snapshot(path) == before
+    assert os.listdir(str(path.parent)) == ['daemon.json']
+
+
+def test_validate_with_a_literal_percent(tmp_path, run):
+    path = place(tmp_path, 'user_daemon.json')
+    result = run(path=str(path), settings=LOG_SETTINGS, validate='sh -c "test 100%% = 100%%" %s')
+    assert not result.failed and result['changed']
+
+
+@pytest.mark.parametrize('content,message', [
+    (b'{"data-root": "/srv/d\xe9j\xe0"}\n', 'is not UTF-8 text'),
+    (b'{"max-concurrent-downloads": NaN}\n', 'NaN is not a JSON value'),
+    (b'{"a": Infinity}\n', 'Infinity is not a JSON value'),
+    (b'{"a": -Infinity}\n', '-Infinity is not a JSON value'),
+    (b'{"log-driver": "json-file", "log-driver": "local"}\n', 'the key "log-driver" appears twice'),
+    (b'{"log-opts": {"max-size": "1m", "max-size": "2m"}}\n', 'the key "max-size" appears twice'),
+])
+def test_hostile_existing_file_fails_and_stays_untouched(tmp_path, run, content, message):
+    path = place(tmp_path, None)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(content)
+    before = snapshot(path)
+    result = run(path=str(path), settings=LOG_SETTINGS)
+    assert result.failed
+    assert str(path) in result['msg'] and message in result['msg'] and 'untouched' in result['msg']
+    assert snapshot(path) == before
+
+
+@pytest.mark.parametrize('value', [float('nan'), float('inf')])
+def test_settings_that_are_not_json_fail(tmp_path, run, value):
+    path = place(tmp_path, 'user_daemon.json')
+    before = snapshot(path)
+    result = run(path=str(path), settings={'max-concurrent-downloads': value})
+    assert result.failed and 'settings cannot be written as JSON' in result['msg']
+    assert snapshot(path) == before
+
+
+def test_negative_lock_timeout_fails(tmp_path, run):
+    result = run(path=str(place(tmp_path, 'user_daemon.json')), settings=LOG_SETTINGS, lock_timeout=-1)
+    assert result.failed and result['msg'] == 'lock_timeout must be 0 or more seconds, got -1'
