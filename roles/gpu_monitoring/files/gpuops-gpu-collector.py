@@ -40,6 +40,10 @@ METRICS = {
     'gpuops_gpu_temperature_celsius': ('gauge', 'GPU core temperature.'),
     'gpuops_gpu_slowdown_temperature_celsius': ('gauge', 'Temperature at which the GPU slows itself down.'),
     'gpuops_gpu_shutdown_temperature_celsius': ('gauge', 'Temperature at which the GPU shuts down.'),
+    'gpuops_gpu_slowdown_margin_celsius': ('gauge', 'Degrees left before the GPU slows itself down: from the T.Limit '
+                                                    'thresholds where the driver reports them, else the absolute one.'),
+    'gpuops_gpu_tlimit_headroom_celsius': ('gauge', 'Degrees between the GPU temperature and its T.Limit (R570/R580 on).'),
+    'gpuops_gpu_slowdown_tlimit_celsius': ('gauge', 'Slowdown threshold relative to T.Limit (-2: 2 C past T.Limit).'),
     'gpuops_gpu_memory_temperature_celsius': ('gauge', 'GPU memory (HBM) temperature.'),
     'gpuops_gpu_memory_used_bytes': ('gauge', 'Framebuffer memory used.'),
     'gpuops_gpu_memory_total_bytes': ('gauge', 'Framebuffer memory total.'),
@@ -103,6 +107,9 @@ def gpu_metrics(out, gpu, xid_events):
     out.add('gpuops_gpu_temperature_celsius', gpu['temperature_c'], labels)
     out.add('gpuops_gpu_slowdown_temperature_celsius', gpu['temperature_slowdown_c'], labels)
     out.add('gpuops_gpu_shutdown_temperature_celsius', gpu['temperature_shutdown_c'], labels)
+    out.add('gpuops_gpu_slowdown_margin_celsius', gpu.get('temperature_slowdown_margin_c'), labels)
+    out.add('gpuops_gpu_tlimit_headroom_celsius', gpu.get('temperature_tlimit_c'), labels)
+    out.add('gpuops_gpu_slowdown_tlimit_celsius', gpu.get('temperature_slowdown_tlimit_c'), labels)
     out.add('gpuops_gpu_memory_temperature_celsius', gpu['memory_temperature_c'], labels)
     for name, mib in (('gpuops_gpu_memory_used_bytes', gpu['memory_used_mib']),
                       ('gpuops_gpu_memory_total_bytes', gpu['memory_total_mib'])):
