@@ -18,7 +18,11 @@ description:
   - This module waits, bounded by O(timeout), until none of the lock files is held, and fails with a message
     that names the holding process when the time runs out.
   - A lock is tested with C(fcntl) F_GETLK, the same kind of lock dpkg, apt and rpm take, so the module never
-    takes the lock itself and never changes the host.
+    takes the lock itself and never changes the host. F_GETLK also sees open file description (OFD) locks, for
+    which the kernel reports no pid; the holder is then looked up among the processes that have the file open
+    (null when that is not one process).
+  - "C(flock) locks, which dpkg, apt and rpm do not take but other tools (scripts with C(flock(1))) do, are invisible
+    to F_GETLK: the module reads them from C(/proc/locks) and waits for them too."
 author:
   - gpuops maintainers (@gpuops)
 options:
@@ -31,12 +35,13 @@ options:
     elements: path
   timeout:
     description:
-      - Seconds to wait at the most before failing.
+      - Seconds to wait at the most before failing; 0 or more (0 looks once). The wait never runs past it,
+        whatever O(sleep) is.
     type: int
     default: 300
   sleep:
     description:
-      - Seconds between two looks.
+      - Seconds between two looks; more than 0.
     type: float
     default: 1.0
 attributes:
@@ -71,7 +76,12 @@ holders:
   returned: always
   type: list
   elements: dict
-  sample: [{"path": "/var/lib/dpkg/lock-frontend", "pid": 812, "command": "/usr/bin/unattended-upgrade"}]
+  sample: [{"path": "/var/lib/dpkg/lock-frontend", "pid": 812, "command": "/usr/bin/unattended-upgrade", "lock": "posix"}]
+  contains:
+    path: {description: The lock file., type: str}
+    pid: {description: The holding process; null when it cannot be told (an OFD lock on a file several processes have open)., type: int}
+    command: {description: The holder's command line, null when unknown., type: str}
+    lock: {description: "The kind of lock: V(posix) (fcntl, as dpkg/apt/rpm), V(ofd), V(flock), or V(pid file) (yum/dnf).", type: str}
 paths:
   description: The lock files that were watched.
   returned: always
@@ -111,22 +121,100 @@ def _process_command(pid):
     return raw.replace(b"\0", b" ").decode("utf-8", "replace").strip() or None
 
 
-def lock_holder(path):
-    """Return the pid holding a write-conflicting fcntl lock on path, or None."""
+_FLOCK = struct.Struct("hhqqi4x")   # struct flock {short l_type; short l_whence; off_t l_start; off_t l_len; pid_t l_pid;}
+
+
+def _posix_holder(path):
+    """``(pid, kind)`` of a write-conflicting fcntl record lock on path, or None.
+
+    F_GETLK sees POSIX locks (``posix``, dpkg/apt/rpm) and open file description locks (``ofd``), whose pid
+    it reports as -1: that pid is looked up in /proc.
+    """
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except (IOError, OSError):
         return None
     try:
-        # struct flock {short l_type; short l_whence; off_t l_start; off_t l_len; pid_t l_pid;}
-        query = struct.pack("hhqqi4x", fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0)
-        answer = fcntl.fcntl(fd, fcntl.F_GETLK, query)
-        l_type, dummy, dummy, dummy, l_pid = struct.unpack("hhqqi4x", answer)
-        if l_type == fcntl.F_UNLCK:
-            return None
-        return l_pid
+        answer = fcntl.fcntl(fd, fcntl.F_GETLK, _FLOCK.pack(fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0))
+    except (IOError, OSError):
+        return None
     finally:
         os.close(fd)
+    l_type, dummy, dummy, dummy, l_pid = _FLOCK.unpack(answer)
+    if l_type == fcntl.F_UNLCK:
+        return None
+    if l_pid > 0:
+        return l_pid, "posix"
+    return None, "ofd"
+
+
+def _proc_locks(st):
+    """``(kind, pid)`` of each lock /proc/locks lists as held on the file ``st`` describes (waiters excluded)."""
+    found = []
+    try:
+        with open("/proc/locks") as f:
+            lines = f.read().splitlines()
+    except (IOError, OSError):
+        return found
+    for line in lines:
+        fields = line.split()
+        if len(fields) < 6 or fields[1] == "->":
+            continue
+        try:
+            major, minor, inode = fields[5].split(":")
+            dev = os.makedev(int(major, 16), int(minor, 16))
+            pid = int(fields[4])
+        except ValueError:
+            continue
+        if dev == st.st_dev and int(inode) == st.st_ino:
+            found.append((fields[1].lower(), pid if pid > 0 else None))
+    return found
+
+
+def _fd_owners(st):
+    """Pids of the processes that have the file ``st`` describes open (to name the holder of an OFD lock)."""
+    pids = []
+    try:
+        proc_pids = [p for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return pids
+    for pid in proc_pids:
+        fd_dir = "/proc/%s/fd" % pid
+        try:
+            fds = os.listdir(fd_dir)
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                fst = os.stat(os.path.join(fd_dir, fd))
+            except OSError:
+                continue
+            if fst.st_ino == st.st_ino and fst.st_dev == st.st_dev:
+                if int(pid) != os.getpid():
+                    pids.append(int(pid))
+                break
+    return pids
+
+
+def lock_holders(path):
+    """Who holds a lock on path: ``[(pid or None, kind)]``, kind ``posix``, ``ofd`` or ``flock``."""
+    try:
+        st = os.stat(path)
+    except (IOError, OSError):
+        return []
+    holders = []
+    posix = _posix_holder(path)
+    if posix is not None:
+        pid, kind = posix
+        if pid is None:
+            owners = _fd_owners(st)
+            pid = owners[0] if len(owners) == 1 else None
+        holders.append((pid, kind))
+    # flock() locks are invisible to F_GETLK; /proc/locks lists them (apt and dpkg do not use them, other tools do).
+    for kind, pid in _proc_locks(st):
+        if kind == "flock" and (pid, kind) not in holders:
+            holders.append((pid, kind))
+    return holders
 
 
 def pid_files_held(path):
@@ -144,10 +232,20 @@ def pid_files_held(path):
 def holders_of(paths):
     found = []
     for path in paths:
-        pid = pid_files_held(path) if path.endswith(".pid") else lock_holder(path)
-        if pid:
-            found.append({"path": path, "pid": pid, "command": _process_command(pid)})
+        if path.endswith(".pid"):
+            pid = pid_files_held(path)
+            holders = [(pid, "pid file")] if pid else []
+        else:
+            holders = lock_holders(path)
+        for pid, kind in holders:
+            found.append({"path": path, "pid": pid, "lock": kind,
+                          "command": _process_command(pid) if pid else None})
     return found
+
+
+def _describe(holder):
+    return "%s (%s) on %s [%s lock]" % ("pid %d" % holder["pid"] if holder["pid"] else "an unknown process",
+                                        holder["command"] or "unknown command", holder["path"], holder["lock"])
 
 
 def main():
@@ -163,25 +261,28 @@ def main():
     if not paths:
         family = "dpkg" if os.path.exists("/var/lib/dpkg") else "rpm"
         paths = DEFAULT_LOCKS[family]
-    if module.params["timeout"] < 0:
-        module.fail_json(msg="timeout must be 0 or more seconds, got %d" % module.params["timeout"])
+    timeout, sleep = module.params["timeout"], module.params["sleep"]
+    if timeout < 0:
+        module.fail_json(msg="timeout must be 0 or more seconds, got %d" % timeout)
+    if not sleep > 0:
+        module.fail_json(msg="sleep must be more than 0 seconds, got %s" % sleep)
 
-    start = time.time()
+    start = time.monotonic()
     first = holders_of(paths)
     current = first
     while current:
-        if time.time() - start >= module.params["timeout"]:
+        waited = time.monotonic() - start
+        if waited >= timeout:
             module.fail_json(
-                msg="The package manager is still locked after %d s by %s. Wait for it to finish (cloud-init's "
+                msg="The package manager is still locked after %.1f s by %s. Wait for it to finish (cloud-init's "
                     "first boot or unattended-upgrades) or raise the timeout (base_package_lock_timeout)."
-                    % (module.params["timeout"], "; ".join(
-                        "pid %d (%s) on %s" % (h["pid"], h["command"] or "unknown command", h["path"])
-                        for h in current)),
-                holders=current, paths=paths, waited=round(time.time() - start, 1))
-        time.sleep(module.params["sleep"])
+                    % (waited, "; ".join(_describe(h) for h in current)),
+                holders=current, paths=paths, waited=round(waited, 1))
+        # Never sleep past the timeout: the wait is bounded by timeout, not by timeout + sleep.
+        time.sleep(min(sleep, timeout - waited))
         current = holders_of(paths)
 
-    module.exit_json(changed=False, waited=round(time.time() - start, 1), holders=first, paths=paths)
+    module.exit_json(changed=False, waited=round(time.monotonic() - start, 1), holders=first, paths=paths)
 
 
 if __name__ == "__main__":
