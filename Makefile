@@ -11,13 +11,17 @@ export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/.cache/collections
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 export ANSIBLE_FORCE_COLOR := 0
 export PY_COLORS := 0
-# Every scenario under molecule/, in the order site.yml runs the roles; extra scenarios after.
-SCENARIOS   ?= $(shell $(PY) scripts/scenarios.py)
+# The platforms the tests run on (tests/images/build.sh builds their images) and the demo's platform.
+PLATFORMS   ?= debian12 debian13 ubuntu2204 ubuntu2404
+PLATFORM    ?= debian12
+# Every scenario under molecule/ on Debian 12, and the role scenarios on the other PLATFORMS
+# (scenario@platform), in the order site.yml runs the roles.
+SCENARIOS   ?= $(shell $(PY) scripts/scenarios.py $(PLATFORMS))
 MOLECULE_JOBS ?= 2
 SANITY_DIR  := /tmp/gpuops-sanity/ansible_collections/gpuops/gpu_server
 GET_PIP     := $(HOME)/.ansible/test/cache/get_pip_24_2.py
 DEMO_NAME   := gpuops-demo
-IMAGE       ?= $(or $(GPUOPS_TEST_IMAGE),local/debian12:latest)
+IMAGE       ?= local/$(PLATFORM):latest
 
 .PHONY: help
 help: ## List the targets
@@ -41,8 +45,8 @@ host: ## Install docker.io and debootstrap, start dockerd (root, Debian/Ubuntu)
 	bash scripts/setup-host.sh
 
 .PHONY: image
-image: ## Build the Debian 12 systemd test image (skipped when up to date)
-	bash tests/images/build-debian12.sh
+image: ## Build the systemd test images of PLATFORMS (each skipped when up to date)
+	@for p in $(sort $(PLATFORMS) $(PLATFORM)); do bash tests/images/build.sh $$p || exit 1; done
 
 .PHONY: lint
 lint: venv ## yamllint and ansible-lint (production profile)
@@ -74,7 +78,7 @@ promtool: venv ## promtool unit tests of the GPU alert rules, and the Grafana da
 	bash tests/promtool/run.sh
 
 .PHONY: molecule
-molecule: venv image ## Every Molecule scenario, MOLECULE_JOBS (2) at a time (SCENARIOS="base docker" for a few)
+molecule: venv image ## Every Molecule run, MOLECULE_JOBS (2) at a time (SCENARIOS="base hardening@ubuntu2404" for a few)
 	MOLECULE_JOBS=$(MOLECULE_JOBS) bash scripts/molecule-all.sh $(SCENARIOS)
 
 .PHONY: test
@@ -82,7 +86,8 @@ test: host lint sanity galaxy-import unit promtool molecule ## Everything CI run
 	@echo "all checks passed"
 
 .PHONY: demo
-demo: host venv image ## Converge site.yml on a local Debian 12 container (gpuops-demo)
+demo: PLATFORMS := $(PLATFORM)
+demo: host venv image ## Converge site.yml on a local container (gpuops-demo) of PLATFORM (debian12, debian13, ubuntu2204, ubuntu2404)
 	@if ! docker inspect -f '{{.State.Running}}' $(DEMO_NAME) 2>/dev/null | grep -q true; then \
 	  docker rm -f $(DEMO_NAME) >/dev/null 2>&1 || true; \
 	  docker run -d --name $(DEMO_NAME) --hostname $(DEMO_NAME) \
@@ -91,6 +96,8 @@ demo: host venv image ## Converge site.yml on a local Debian 12 container (gpuop
 	    -v /sys/fs/cgroup:/sys/fs/cgroup:rw -v gpuops-demo-docker:/var/lib/docker \
 	    --tmpfs /run --tmpfs /run/lock --tmpfs /tmp $(IMAGE) /lib/systemd/systemd >/dev/null; \
 	  echo "started container $(DEMO_NAME) from $(IMAGE)"; \
+	elif [[ "$$(docker inspect -f '{{.Config.Image}}' $(DEMO_NAME))" != "$(IMAGE)" ]]; then \
+	  echo "container $(DEMO_NAME) runs $$(docker inspect -f '{{.Config.Image}}' $(DEMO_NAME)), not $(IMAGE): make demo-clean first" >&2; exit 1; \
 	fi
 	$(BIN)/ansible-playbook inventories/demo/prepare.yml -i inventories/demo
 	$(BIN)/ansible-playbook site.yml -i inventories/demo

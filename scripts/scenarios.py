@@ -1,8 +1,20 @@
-"""Print the Molecule scenarios in the order site.yml runs the roles, then the extra scenarios."""
+"""Print the Molecule runs of `make molecule`, in the order site.yml runs the roles.
+
+Every scenario runs on Debian 12 (printed as its bare name); the role scenarios in MATRIX run on the other
+platforms too, printed as `scenario@platform`. scripts/molecule-all.sh starts each run with that platform's
+image (tests/images/build.sh PLATFORM builds it).
+"""
 import os
+import sys
 
 ORDER = ["base", "gpu_plugins", "nvidia_driver", "cuda_toolkit", "docker", "nvidia_container_toolkit",
          "hardening", "log_management", "gpu_monitoring"]
+DEFAULT_PLATFORM = "debian12"
+PLATFORMS = ["debian12", "debian13", "ubuntu2204", "ubuntu2404"]
+# The scenarios that converge each role on every platform (the others test code paths that do not
+# depend on the platform: refusals, plugins, exporters from archives, Docker's own repository).
+MATRIX = ["base", "nvidia_driver", "cuda_toolkit", "cuda_toolkit_cuda_repo",
+          "docker", "hardening", "log_management", "gpu_monitoring"]
 
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "molecule")
 present = sorted(d for d in os.listdir(root) if os.path.isfile(os.path.join(root, d, "molecule.yml")))
@@ -15,4 +27,22 @@ def rank(name):
     return (len(ORDER), True, name)
 
 
-print(" ".join(sorted(present, key=rank)))
+def runs(platforms):
+    """Debian 12 runs first, then the matrix platform by platform (one scenario never runs twice at once)."""
+    ordered = sorted(present, key=rank)
+    out = []
+    for platform in platforms:
+        for name in ordered:
+            if platform == DEFAULT_PLATFORM:
+                out.append(name)
+            elif name in MATRIX:
+                out.append("%s@%s" % (name, platform))
+    return out
+
+
+if __name__ == "__main__":
+    wanted = sys.argv[1:] or PLATFORMS
+    unknown = sorted(set(wanted) - set(PLATFORMS))
+    if unknown:
+        sys.exit("unknown platform(s) %s: choose from %s" % (", ".join(unknown), ", ".join(PLATFORMS)))
+    print(" ".join(runs([p for p in PLATFORMS if p in wanted])))

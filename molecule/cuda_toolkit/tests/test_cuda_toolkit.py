@@ -1,30 +1,41 @@
-"""Verify the cuda_toolkit role in a Debian 12 container: CUDA 11.8 from non-free, paths, a sample compiled."""
+"""Verify the cuda_toolkit role in a container of each platform: the distribution's CUDA, paths, a sample compiled."""
 import re
 
+import pytest
 
-def test_toolkit_installed(host):
+# The toolkit each platform ships (the converge asks for it).
+VERSIONS = {("debian", "12"): "11.8", ("debian", "13"): "12.4", ("ubuntu", "22.04"): "11.5", ("ubuntu", "24.04"): "12.0"}
+
+
+@pytest.fixture(scope="module")
+def v(host):
+    info = host.system_info
+    return VERSIONS[(info.distribution, info.release.split(".")[0] if info.distribution == "debian" else info.release)]
+
+
+def test_toolkit_installed(host, v):
     pkg = host.package("nvidia-cuda-toolkit")
     assert pkg.is_installed
-    assert pkg.version.startswith("11.8."), pkg.version
+    assert pkg.version.startswith(v + "."), pkg.version
 
 
-def test_nvcc_reports_11_8(host):
-    for nvcc in ["/usr/local/cuda-11.8/bin/nvcc", "/usr/local/cuda/bin/nvcc", "/usr/bin/nvcc"]:
+def test_nvcc_reports_the_version(host, v):
+    for nvcc in ["/usr/local/cuda-%s/bin/nvcc" % v, "/usr/local/cuda/bin/nvcc", "/usr/bin/nvcc"]:
         out = host.check_output("%s --version" % nvcc)
-        assert re.search(r"release 11\.8, V11\.8\.\d+", out), (nvcc, out)
+        assert re.search(r"release %s, V%s\.\d+" % (re.escape(v), re.escape(v)), out), (nvcc, out)
 
 
-def test_usr_local_cuda_is_the_default_alternative(host):
+def test_usr_local_cuda_is_the_default_alternative(host, v):
     assert host.file("/usr/local/cuda").is_symlink
-    assert host.check_output("readlink -f /usr/local/cuda") == "/usr/local/cuda-11.8"
+    assert host.check_output("readlink -f /usr/local/cuda") == "/usr/local/cuda-%s" % v
     out = host.check_output("update-alternatives --query cuda")
-    assert re.search(r"^Value: /usr/local/cuda-11\.8$", out, re.M), out
+    assert re.search(r"^Value: /usr/local/cuda-%s$" % re.escape(v), out, re.M), out
 
 
-def test_layout_links(host):
+def test_layout_links(host, v):
     for sub, target in [("bin", "/usr/lib/nvidia-cuda-toolkit/bin"), ("include", "/usr/include"),
                         ("lib64", "/usr/lib/x86_64-linux-gnu")]:
-        f = host.file("/usr/local/cuda-11.8/%s" % sub)
+        f = host.file("/usr/local/cuda-%s/%s" % (v, sub))
         assert f.is_symlink and f.linked_to == target
     assert host.file("/usr/local/cuda/include/cuda_runtime.h").exists
     assert host.file("/usr/local/cuda/lib64/libcudart.so").exists
@@ -43,11 +54,11 @@ def test_environment_files(host):
     assert "libcudart.so" in host.check_output("ldconfig -p")
 
 
-def test_sample_compiled_by_the_role(host):
-    binary = host.file("/var/lib/gpuops/cuda_toolkit-verify/sample-11.8")
+def test_sample_compiled_by_the_role(host, v):
+    binary = host.file("/var/lib/gpuops/cuda_toolkit-verify/sample-%s" % v)
     assert binary.exists and binary.mode & 0o111
     # cuobjdump shows the sm_70 code the role asked for.
-    out = host.check_output("cuobjdump --list-elf /var/lib/gpuops/cuda_toolkit-verify/sample-11.8")
+    out = host.check_output("cuobjdump --list-elf /var/lib/gpuops/cuda_toolkit-verify/sample-%s" % v)
     assert "sm_70" in out, out
 
 
@@ -57,8 +68,8 @@ def test_sample_compiles_for_another_architecture(host):
     assert cmd.rc == 0, cmd.stderr
 
 
-def test_binary_says_no_gpu_honestly(host):
+def test_binary_says_no_gpu_honestly(host, v):
     # Without a GPU the sample fails cleanly at its first CUDA call.
-    r = host.run("/var/lib/gpuops/cuda_toolkit-verify/sample-11.8")
+    r = host.run("/var/lib/gpuops/cuda_toolkit-verify/sample-%s" % v)
     assert r.rc == 2, (r.rc, r.stdout, r.stderr)
     assert "no usable GPU" in r.stdout

@@ -1,27 +1,55 @@
-"""Verify the nvidia_driver role in a Debian 12 container: user-space driver, held, honest about no driver."""
+"""Verify the nvidia_driver role in a container of each platform: user-space driver of the branch the platform
+maintains (nvidia_driver_branch=auto), held, honest about no driver."""
 import re
 
 import pytest
 
-USERSPACE = ["nvidia-smi", "libnvidia-ml1", "libcuda1"]
+# Per platform: the user-space packages and the branch that auto installs.
+PLATFORMS = {
+    ("debian", "12"): (["nvidia-smi", "libnvidia-ml1", "libcuda1"], "535"),
+    ("debian", "13"): (["nvidia-smi", "libnvidia-ml1", "libcuda1"], "550"),
+    ("ubuntu", "22.04"): (["nvidia-utils-580-server", "libnvidia-compute-580-server"], "580"),
+    ("ubuntu", "24.04"): (["nvidia-utils-580-server", "libnvidia-compute-580-server"], "580"),
+}
 
 
-@pytest.mark.parametrize("name", USERSPACE)
-def test_userspace_package_installed(host, name):
-    pkg = host.package(name)
-    assert pkg.is_installed
-    assert pkg.version.startswith("535."), pkg.version
+@pytest.fixture(scope="module")
+def expected(host):
+    info = host.system_info
+    return PLATFORMS[(info.distribution, info.release.split(".")[0] if info.distribution == "debian" else info.release)]
 
 
-@pytest.mark.parametrize("name", USERSPACE)
-def test_package_held(host, name):
+def test_userspace_packages_installed_at_the_branch(host, expected):
+    names, branch = expected
+    for name in names:
+        pkg = host.package(name)
+        assert pkg.is_installed, name
+        assert pkg.version.startswith(branch + "."), (name, pkg.version)
+
+
+def test_packages_held(host, expected):
     holds = host.check_output("apt-mark showhold").split()
-    assert name in holds
+    for name in expected[0]:
+        assert name in holds, name
+
+
+def test_nvidia_smi_belongs_to_the_branch(host, expected):
+    # The binary on PATH comes from a package of the branch the role held, not from a transition's target.
+    owner = host.check_output("dpkg -S /usr/bin/nvidia-smi").split(":")[0]
+    version = host.package(owner).version
+    assert version.startswith(expected[1] + "."), (owner, version)
+
+
+def test_no_package_of_a_refused_transitional_branch(host):
+    # Ubuntu: the converge first asked for 535 (a transition to 580) and was refused before any install.
+    out = host.run("dpkg-query -W -f='${Package} ${Status}\\n' '*535-server*'").stdout
+    assert "install ok installed" not in out, out
 
 
 def test_no_kernel_module_in_container(host):
     # The host owns the kernel: no DKMS module, no headers, no initramfs tools pulled in by the role.
-    out = host.run("dpkg-query -W -f='${Package} ${Status}\\n' 'nvidia-kernel-dkms' 'linux-headers-*' 'nvidia-driver'").stdout
+    out = host.run("dpkg-query -W -f='${Package} ${Status}\\n' 'nvidia-kernel-dkms' 'nvidia-dkms-*' "
+                   "'linux-headers-*' 'linux-modules-nvidia-*' 'nvidia-driver' 'nvidia-driver-*'").stdout
     assert "install ok installed" not in out, out
 
 
@@ -43,10 +71,10 @@ def test_unattended_upgrades_blacklist(host):
 
 
 def test_real_nvidia_smi_says_no_driver(host):
-    # The real Debian nvidia-smi, without a GPU or kernel module: NVML cannot start.
+    # The real nvidia-smi, without a GPU or kernel module: NVML cannot start.
     r = host.run("nvidia-smi")
     assert r.rc != 0
-    assert "NVML" in r.stdout + r.stderr
+    assert "NVML" in r.stdout + r.stderr or "couldn't communicate with the NVIDIA driver" in r.stdout + r.stderr
 
 
 def test_gpu_facts_reports_no_driver_honestly(host):
@@ -54,5 +82,5 @@ def test_gpu_facts_reports_no_driver_honestly(host):
     r = host.ansible("gpuops.gpu_server.gpu_facts", "", check=False)
     nvidia = r["ansible_facts"]["nvidia"]
     assert nvidia["driver_loaded"] is False
-    assert "NVML" in nvidia["reason"], nvidia["reason"]
+    assert nvidia["reason"], nvidia
     assert nvidia["gpu_count"] == 0
