@@ -14,9 +14,13 @@ from ansible_collections.gpuops.gpu_server.plugins.module_utils import _compat
 
 
 def _version_text(name, value, example):
+    """A version as text; a float that lost a trailing zero (12.10 read as 12.1) is refused: quote it."""
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         raise AnsibleFilterError('%s: expected a version string such as %s, got %r' % (name, example, value))
-    return str(value)
+    try:
+        return _compat.version_text(value, 'version', example)
+    except ValueError as e:
+        raise AnsibleFilterError('%s: %s' % (name, e))
 
 
 def cuda_min_driver(cuda, mode='toolkit'):
@@ -63,11 +67,11 @@ def gpu_architecture(pci_id_or_name):
 
 def driver_supports_architecture(driver, architecture):
     """Whether a driver branch or version drives GPUs of an architecture."""
-    if isinstance(driver, bool) or not isinstance(driver, (str, int)):
+    if isinstance(driver, bool) or not isinstance(driver, (str, int, float)):
         raise AnsibleFilterError('driver_supports_architecture: expected a driver branch such as "535" or a version '
                                  'such as "535.104.05", got %r' % (driver,))
     try:
-        return _compat.driver_supports_architecture(str(driver), architecture)
+        return _compat.driver_supports_architecture(driver, architecture)
     except ValueError as e:
         raise AnsibleFilterError('driver_supports_architecture: %s' % e)
 

@@ -39,24 +39,81 @@ VAR_ARCH = 'architectures'
 # Versions
 # ---------------------------------------------------------------------------------------------
 
-_VERSION_RE = re.compile(r'^\s*[vV]?(\d+(?:\.\d+)*)')
+_VERSION_RE = re.compile(r'^\d+(?:\.\d+)*$')
+_CUDA_RE = re.compile(r'^(\d+)\.(\d+)(?:\.(\d+))?$')
+# A driver version (535.104.05, 570.26) or branch (535).
+_DRIVER_VERSION_RE = re.compile(r'^(\d{3})(?:\.\d+){0,2}$')
+# A branch or version, optionally inside a package name or with a flavour: 535-server, nvidia-driver-570-open.
+_DRIVER_BRANCH_RE = re.compile(r'^(?:[A-Za-z][A-Za-z0-9]*-)*(\d{3})(?:\.\d+){0,2}(?:-(?:server|open))*$')
+_TORCH_RE = re.compile(r'^(\d+)\.(\d+)(?:\.(\d+))?(?:\+([A-Za-z0-9]+(?:\.[A-Za-z0-9]+)*))?$')
+# CUDA updates are small numbers (11.4.4 is the highest so far); nvcc's build numbers (V12.2.91) are not.
+CUDA_MAX_UPDATE = 9
+
+CUDA_FORM = "'X.Y' or 'X.Y.U' with U the update (0-%d), for example '12.4' or '12.2.2'" % CUDA_MAX_UPDATE
+DRIVER_FORM = "a driver version such as '535.104.05' or a branch such as '535'"
+BRANCH_FORM = "a driver branch such as '535', '570-server', '580-open' or a version such as '535.104.05'"
+TORCH_FORM = "'X.Y' or 'X.Y.Z', optionally with a local tag, for example '2.4.1' or '1.13.1+cu117'"
+
+
+def version_text(value, what='version', form=CUDA_FORM):
+    """A version given as a string, an int or a float -> its text, stripped.
+
+    A float is refused unless it is whole (``12.0``): YAML reads an unquoted ``12.10`` as the float 12.1, so
+    a float with a fraction cannot tell which version was written (12.1 or 12.10, 2.1 or 2.10). The
+    message says to quote it. Raises ValueError naming ``what`` and the expected ``form``.
+    """
+    if isinstance(value, bool) or value is None:
+        raise ValueError('%s: expected %s, got %r' % (what, form, value))
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if value.is_integer() and 0 <= value < 1e15:
+            return '%d.0' % value
+        raise ValueError("%s: got the number %r, not a string: YAML reads an unquoted version as a number and drops "
+                         "trailing zeros (12.10 becomes 12.1), so it cannot tell which version was meant. Quote it "
+                         "('%s' or '%s0') to say which one" % (what, value, value, value))
+    if not isinstance(value, str):
+        raise ValueError('%s: expected %s, got %r' % (what, form, value))
+    return value.strip()
 
 
 def parse_version(text):
-    """``'535.104.05'`` -> (535, 104, 5); ``'12.4'`` -> (12, 4); ``'2.1.0+cu121'`` -> (2, 1, 0).
+    """``'535.104.05'`` -> (535, 104, 5); ``'12.4'`` -> (12, 4). Only dots and digits.
 
-    Raises ValueError for anything that does not start with a dotted number.
+    Raises ValueError for anything else (``'11.8abc'``, ``'535.x'``) and for floats that lost a trailing zero.
     """
-    if isinstance(text, (int, float)) and not isinstance(text, bool):
-        text = str(text)
     if isinstance(text, tuple):
         return tuple(int(p) for p in text)
-    if not isinstance(text, str):
-        raise ValueError('expected a version string such as "12.4", got %r' % (text,))
-    m = _VERSION_RE.match(text)
+    text = version_text(text, 'version', "a dotted number such as '12.4'")
+    if not _VERSION_RE.match(text):
+        raise ValueError("expected a dotted number such as '12.4', got %r" % (text,))
+    return tuple(int(p) for p in text.split('.'))
+
+
+def parse_cuda(cuda):
+    """``'12.2.2'`` -> (12, 2, 2), ``'12.4'`` -> (12, 4, 0). Raises ValueError for any other form.
+
+    A third number over CUDA_MAX_UPDATE is nvcc's build number (``release 12.2, V12.2.91``), not an update.
+    """
+    if isinstance(cuda, tuple):
+        cuda = version_str(cuda)
+    text = version_text(cuda, 'CUDA version', CUDA_FORM)
+    m = _CUDA_RE.match(text)
     if not m:
-        raise ValueError('expected a version string such as "12.4", got %r' % (text,))
-    return tuple(int(p) for p in m.group(1).split('.'))
+        raise ValueError('CUDA version: expected %s, got %r' % (CUDA_FORM, text))
+    update = int(m.group(3) or 0)
+    if update > CUDA_MAX_UPDATE:
+        raise ValueError("CUDA version %r: %d is not an update number (nvcc prints build numbers, V%s); expected %s"
+                         % (text, update, text, CUDA_FORM))
+    return int(m.group(1)), int(m.group(2)), update
+
+
+def parse_driver_version(driver):
+    """``'535.104.05'`` -> (535, 104, 5); also a bare branch ``'535'``. Raises ValueError for any other form."""
+    text = version_text(driver, 'driver version', DRIVER_FORM)
+    if not _DRIVER_VERSION_RE.match(text):
+        raise ValueError('driver version: expected %s, got %r' % (DRIVER_FORM, text))
+    return tuple(int(p) for p in text.split('.'))
 
 
 def version_str(version):
@@ -77,20 +134,23 @@ def version_ge(a, b):
 
 
 def driver_branch(driver):
-    """``'535.104.05'`` / ``'535'`` / ``'535-server'`` / ``'nvidia-driver-535-open'`` -> 535."""
+    """``'535.104.05'`` / ``'535'`` / ``'535-server'`` / ``'nvidia-driver-535-open'`` -> 535.
+
+    Raises ValueError for anything else (``'535.x'``, ``'latest'``).
+    """
     if isinstance(driver, int) and not isinstance(driver, bool):
-        return driver
-    if not isinstance(driver, str):
-        raise ValueError('expected a driver branch such as "535" or version such as "535.104.05", got %r' % (driver,))
-    m = re.search(r'(?<![\d.])(\d{3})(?:\.\d+)*(?![\d])', driver)
+        if 100 <= driver <= 999:
+            return driver
+        raise ValueError('expected %s, got %r' % (BRANCH_FORM, driver))
+    text = version_text(driver, 'driver branch', BRANCH_FORM)
+    m = _DRIVER_BRANCH_RE.match(text)
     if not m:
-        raise ValueError('expected a driver branch such as "535" or version such as "535.104.05", got %r' % (driver,))
+        raise ValueError('expected %s, got %r' % (BRANCH_FORM, text))
     return int(m.group(1))
 
 
 def cuda_major_minor(cuda):
-    v = parse_version(cuda)
-    return (v[0], v[1] if len(v) > 1 else 0)
+    return parse_cuda(cuda)[:2]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -212,9 +272,8 @@ def cuda_min_driver(cuda, mode='toolkit'):
     """
     if mode not in ('toolkit', 'minor'):
         raise ValueError("mode must be 'toolkit' or 'minor', got %r" % (mode,))
-    v = parse_version(cuda)
-    major, minor = v[0], (v[1] if len(v) > 1 else 0)
-    update = v[2] if len(v) > 2 else 0
+    major, minor, update = parse_cuda(cuda)
+    v = (major, minor, update) if update else (major, minor)
     if mode == 'minor':
         if major not in CUDA_MINOR_COMPAT_MIN_DRIVER:
             raise ValueError('CUDA %s has no minor version compatibility (it exists for CUDA %s)'
@@ -229,6 +288,7 @@ def cuda_min_driver(cuda, mode='toolkit'):
 
 def driver_cuda_version(driver):
     """Highest CUDA major.minor whose toolkit driver is <= ``driver`` (what nvidia-smi shows), or None."""
+    parse_driver_version(driver)
     best = None
     for key in sorted(CUDA_TOOLKIT_MIN_DRIVER):
         if key[2] != 0:
@@ -240,9 +300,10 @@ def driver_cuda_version(driver):
 
 def cuda_driver_mode(driver, cuda):
     """How a driver runs CUDA ``cuda``: ``'full'``, ``'minor'`` (minor version compatibility) or ``'none'``."""
+    parse_driver_version(driver)
     if version_ge(driver, cuda_min_driver(cuda, 'toolkit')):
         return 'full'
-    major = parse_version(cuda)[0]
+    major = parse_cuda(cuda)[0]
     if major in CUDA_MINOR_COMPAT_MIN_DRIVER and version_ge(driver, CUDA_MINOR_COMPAT_MIN_DRIVER[major]):
         return 'minor'
     return 'none'
@@ -556,11 +617,13 @@ TORCH_DROPS = (
 
 
 def parse_torch(torch):
-    """``'1.13.1+cu118'`` -> ((1, 13, 1), 'cu118'); ``'2.4'`` -> ((2, 4), None)."""
-    if not isinstance(torch, str):
-        torch = str(torch)
-    base, _sep, local = torch.strip().partition('+')
-    return parse_version(base), (local or None)
+    """``'1.13.1+cu118'`` -> ((1, 13, 1), 'cu118'); ``'2.4'`` -> ((2, 4), None). ValueError for any other form."""
+    text = version_text(torch, 'torch version', TORCH_FORM)
+    m = _TORCH_RE.match(text)
+    if not m:
+        raise ValueError('torch version: expected %s, got %r' % (TORCH_FORM, text))
+    version = tuple(int(p) for p in m.groups()[:3] if p is not None)
+    return version, m.group(4)
 
 
 def torch_cuda_variants(torch):
@@ -614,7 +677,7 @@ def suggest_branch(cuda=None, architectures=None, kernel_module=None, allow_mino
     """
     floors = []
     if cuda is not None:
-        major = parse_version(cuda)[0]
+        major = parse_cuda(cuda)[0]
         try:
             floors.append(driver_branch(cuda_min_driver(cuda, 'toolkit')))
         except ValueError:
@@ -651,6 +714,19 @@ def check(cuda=None, driver=None, branch=None, architectures=None, kernel_module
     ``minor`` (minor version compatibility, see notes for its limits) or ``none``; None when there
     is no CUDA/driver pair to judge.
     """
+    # Malformed versions are errors, not problems: say what form is expected (ValueError).
+    if cuda is not None:
+        cuda = version_text(cuda, 'CUDA version', CUDA_FORM)
+        parse_cuda(cuda)
+    if driver is not None:
+        driver = version_text(driver, 'driver version', DRIVER_FORM)
+        parse_driver_version(driver)
+    if branch is not None:
+        branch = version_text(branch, 'driver branch', BRANCH_FORM)
+        driver_branch(branch)
+    if torch is not None:
+        torch = version_text(torch, 'torch version', TORCH_FORM)
+        parse_torch(torch)
     problems = []
     notes = []
     archs = []
@@ -687,7 +763,7 @@ def check(cuda=None, driver=None, branch=None, architectures=None, kernel_module
             cuda_known = False
             toolkit_min = None
             problems.append(_problem(VAR_CUDA, str(e), 'use one of the known CUDA versions'))
-        major = parse_version(cuda)[0]
+        major = parse_cuda(cuda)[0]
         minor_min = CUDA_MINOR_COMPAT_MIN_DRIVER.get(major)
         if cuda_known and drv_branch is not None:
             if driver is not None:

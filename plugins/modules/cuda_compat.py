@@ -32,17 +32,23 @@ extends_documentation_fragment:
 options:
   cuda_version:
     description:
-      - The CUDA toolkit version to check, V(12.4) or with an update, V(12.2.2).
-    type: str
+      - The CUDA toolkit version to check, V(12.4) or with an update, V(12.2.2): exactly C(X.Y) or C(X.Y.U), U the
+        update from 0 to 9. Anything else fails the task, naming the expected form (V(11.8abc), V(12.4.0.0.1), an
+        nvcc build number such as V(12.2.91)).
+      - A string. An unquoted YAML number lost its trailing zeros (V(12.10) arrives as 12.1), so a number with a
+        fraction fails the task with a message to quote it; a whole number (V(13.0)) is accepted.
+    type: raw
   driver_branch:
     description:
-      - The driver branch to check, for example V(535), V(570-server), V(580-open).
-    type: str
+      - The driver branch to check, for example V(535), V(570-server), V(580-open), V(nvidia-driver-570-open).
+        Anything else (V(535.x), V(latest)) fails the task. A string, or an integer; see O(cuda_version) for numbers.
+    type: raw
   driver_version:
     description:
-      - An exact driver version to check, for example V(535.104.05).
+      - An exact driver version to check, for example V(535.104.05) (C(XXX.YY) or C(XXX.YY.ZZ)); anything else
+        fails the task. A string; see O(cuda_version) for numbers.
       - When neither this nor O(driver_branch) is given, the version of the loaded driver is used, if any.
-    type: str
+    type: raw
   kernel_module:
     description:
       - The kernel module flavour to check.
@@ -50,8 +56,10 @@ options:
     choices: [open, proprietary]
   torch_version:
     description:
-      - A PyTorch release to check, optionally with its CUDA variant, V(2.4.1) or V(1.13.1+cu117).
-    type: str
+      - A PyTorch release to check, optionally with its CUDA variant, V(2.4.1) or V(1.13.1+cu117): C(X.Y) or C(X.Y.Z)
+        with an optional C(+tag); anything else fails the task. A string; see O(cuda_version) for numbers
+        (V(2.10) unquoted is 2.1).
+    type: raw
   architectures:
     description:
       - GPU architectures to check against, as nvidia-smi names them (V(Hopper), V(Ada Lovelace) ...).
@@ -62,8 +70,17 @@ options:
     description:
       - GPUs to check against, each a dict with C(architecture), C(pci_device_id) (V(10de:2330)) or C(name)
         (as in C(ansible_facts.nvidia.gpus) or C(pci_devices)).
+      - A GPU whose architecture cannot be determined (V({architecture: Rubin}), V({})) makes the answer unknown:
+        RV(verdict=unknown), RV(compatible=false), and the task fails unless O(fail_on_incompatible=false) or
+        O(allow_unknown_gpus=true). The same holds for the GPUs read from the host.
     type: list
     elements: dict
+  allow_unknown_gpus:
+    description:
+      - Check only the GPUs whose architecture is known and list the others in RV(unknown_gpus) and RV(notes),
+        instead of answering V(unknown).
+    type: bool
+    default: false
   allow_minor_compat:
     description:
       - Accept a driver that runs the CUDA version only through minor version compatibility (with its limits, see C(notes)).
@@ -71,7 +88,8 @@ options:
     default: true
   fail_on_incompatible:
     description:
-      - Fail the task when a problem is found, with a message naming the variables and the fixes.
+      - Fail the task when a problem is found or a GPU cannot be identified (RV(verdict) is not V(compatible)),
+        with a message naming the variables and the fixes.
     type: bool
     default: true
 seealso:
@@ -96,10 +114,16 @@ EXAMPLES = r'''
 
 RETURN = r'''
 compatible:
-  description: Whether no problem was found.
+  description: Whether no problem was found and every GPU was identified (RV(verdict=compatible)).
   type: bool
   returned: always
   sample: false
+verdict:
+  description: V(compatible), V(incompatible) (a problem was found) or V(unknown) (no problem among the GPUs that
+    could be identified, but some could not and O(allow_unknown_gpus) is false).
+  type: str
+  returned: always
+  sample: unknown
 mode:
   description: How the driver runs the CUDA version, V(full), V(minor) (minor version compatibility) or V(none);
     null when there was no driver or no CUDA version to judge.
@@ -133,7 +157,8 @@ architectures:
   returned: always
   sample: [Hopper]
 unknown_gpus:
-  description: GPUs whose architecture could not be determined (not checked).
+  description: GPUs whose architecture could not be determined (not checked; they make RV(verdict) V(unknown) unless
+    O(allow_unknown_gpus=true)).
   type: list
   elements: dict
   returned: always
@@ -155,22 +180,46 @@ from ansible_collections.gpuops.gpu_server.plugins.module_utils import _facts
 from ansible_collections.gpuops.gpu_server.plugins.module_utils._module import gather_facts, host_argument_spec
 
 
+VERSION_OPTIONS = (
+    ('cuda_version', _compat.CUDA_FORM),
+    ('driver_branch', _compat.BRANCH_FORM),
+    ('driver_version', _compat.DRIVER_FORM),
+    ('torch_version', _compat.TORCH_FORM),
+)
+
+
+def _describe_gpu(gpu):
+    if not isinstance(gpu, dict) or not gpu:
+        return 'a GPU with nothing to identify it by (%r)' % (gpu,)
+    parts = ['%s=%s' % (k, gpu[k]) for k in ('name', 'product', 'pci_device_id', 'architecture', 'pci_bus_id')
+             if gpu.get(k)]
+    return ', '.join(parts) or repr(gpu)
+
+
 def main():
     module = AnsibleModule(
         argument_spec=host_argument_spec(
-            cuda_version=dict(type='str'),
-            driver_branch=dict(type='str'),
-            driver_version=dict(type='str'),
+            cuda_version=dict(type='raw'),
+            driver_branch=dict(type='raw'),
+            driver_version=dict(type='raw'),
             kernel_module=dict(type='str', choices=['open', 'proprietary']),
-            torch_version=dict(type='str'),
+            torch_version=dict(type='raw'),
             architectures=dict(type='list', elements='str'),
             gpus=dict(type='list', elements='dict'),
             allow_minor_compat=dict(type='bool', default=True),
+            allow_unknown_gpus=dict(type='bool', default=False),
             fail_on_incompatible=dict(type='bool', default=True),
         ),
         supports_check_mode=True,
     )
-    p = module.params
+    p = dict(module.params)
+    # Versions are strings: an unquoted YAML number lost its trailing zeros (12.10 -> 12.1) and is refused.
+    for name, form in VERSION_OPTIONS:
+        if p[name] is not None:
+            try:
+                p[name] = _compat.version_text(p[name], name, form)
+            except ValueError as e:
+                module.fail_json(msg='cuda_compat: %s' % e)
     driver = p['driver_version']
     unknown = []
     if p['architectures'] is not None:
@@ -195,21 +244,39 @@ def main():
                                allow_minor=p['allow_minor_compat'])
     except ValueError as e:
         module.fail_json(msg='cuda_compat: %s' % e)
-    output = dict(changed=False, compatible=result['ok'], mode=result['mode'], problems=result['problems'],
-                  notes=result['notes'], suggested_driver_branch=result['suggested_driver_branch'],
+    problems, notes = list(result['problems']), list(result['notes'])
+    if result['problems']:
+        verdict = 'incompatible'
+    else:
+        verdict = 'compatible'
+    if unknown:
+        described = '; '.join(_describe_gpu(g) for g in unknown)
+        if p['allow_unknown_gpus']:
+            notes.append('%d GPU(s) could not be identified and were not checked (allow_unknown_gpus): %s'
+                         % (len(unknown), described))
+        else:
+            problems.append({'variable': 'gpus', 'message': '%d GPU(s) could not be identified, so whether they run '
+                             'this selection is unknown: %s' % (len(unknown), described),
+                             'fix': 'give each GPU its architecture (architectures, or gpus[].architecture as '
+                                    'nvidia-smi names it), or set allow_unknown_gpus to check only the known ones'})
+            if verdict == 'compatible':
+                verdict = 'unknown'
+    output = dict(changed=False, compatible=verdict == 'compatible', verdict=verdict, mode=result['mode'],
+                  problems=problems, notes=notes, suggested_driver_branch=result['suggested_driver_branch'],
                   architectures=[_compat.canonical_architecture(a) or a for a in archs], unknown_gpus=unknown,
                   driver_version=driver)
     if p['cuda_version']:
         try:
             output['cuda_min_driver'] = dict(toolkit=_compat.cuda_min_driver(p['cuda_version'], 'toolkit'),
                                              minor=None)
-            if _compat.parse_version(p['cuda_version'])[0] in _compat.CUDA_MINOR_COMPAT_MIN_DRIVER:
+            if _compat.parse_cuda(p['cuda_version'])[0] in _compat.CUDA_MINOR_COMPAT_MIN_DRIVER:
                 output['cuda_min_driver']['minor'] = _compat.cuda_min_driver(p['cuda_version'], 'minor')
         except ValueError:
             pass
-    if not result['ok'] and p['fail_on_incompatible']:
-        module.fail_json(msg='Incompatible GPU software selection: %s' % '; '.join(
-            '%s: %s (fix: %s)' % (pr['variable'], pr['message'], pr['fix']) for pr in result['problems']), **output)
+    if verdict != 'compatible' and p['fail_on_incompatible']:
+        module.fail_json(msg='%s GPU software selection: %s' % (
+            'Incompatible' if verdict == 'incompatible' else 'Unverifiable', '; '.join(
+                '%s: %s (fix: %s)' % (pr['variable'], pr['message'], pr['fix']) for pr in problems)), **output)
     module.exit_json(**output)
 
 

@@ -22,7 +22,7 @@ def test_every_filter_is_exported():
 
 @pytest.mark.parametrize('args,result', [
     (('11.8',), '520.61.05'), (('12.0', 'toolkit'), '525.60.13'), (('11.8', 'minor'), '450.80.02'),
-    ((12.4,), '550.54.14'),
+    ((13.0,), '580.65.06'),
 ])
 def test_cuda_min_driver(args, result):
     assert FILTERS['cuda_min_driver'](*args) == result
@@ -101,3 +101,32 @@ def test_gpu_architecture_unknown_is_an_error(value, message):
     with pytest.raises(AnsibleFilterError) as e:
         FILTERS['gpu_architecture'](value)
     assert message in str(e.value)
+
+
+# Issue 17: unquoted YAML versions and loose version strings are refused, saying what form is expected.
+
+@pytest.mark.parametrize('name,args,fragment', [
+    ('cuda_min_driver', (12.1,), 'got the number 12.1, not a string'),
+    ('cuda_min_driver', (12.4,), "Quote it ('12.4' or '12.40')"),
+    ('cuda_min_driver', ('11.8abc',), "expected 'X.Y' or 'X.Y.U'"),
+    ('cuda_min_driver', ('12.4.0.0.1',), "expected 'X.Y' or 'X.Y.U'"),
+    ('cuda_min_driver', ('12.2.91',), '91 is not an update number'),
+    ('cuda_min_driver', ('12',), "expected 'X.Y' or 'X.Y.U'"),
+    ('cuda_driver_compatible', ('535.x', '12.2'), "expected a driver version such as '535.104.05'"),
+    ('cuda_driver_compatible', (535.104, '12.2'), 'got the number 535.104'),
+    ('cuda_driver_compatible', ('535.104.05', 12.2), 'got the number 12.2'),
+    ('driver_supports_architecture', ('535.x', 'Hopper'), "expected a driver branch such as '535'"),
+    ('driver_supports_architecture', (535.5, 'Hopper'), 'got the number 535.5'),
+    ('torch_cuda_variants', (2.1,), 'got the number 2.1'),
+    ('torch_cuda_variants', ('2.4.1abc',), "expected 'X.Y' or 'X.Y.Z'"),
+])
+def test_loose_versions_are_refused(name, args, fragment):
+    with pytest.raises(AnsibleFilterError, match=name) as e:
+        FILTERS[name](*args)
+    assert fragment in str(e.value), str(e.value)
+
+
+def test_nvcc_build_number_is_not_an_update():
+    """'12.2.91' (nvcc's V12.2.91) used to give the 12.2 Update 2 driver; 12.2.2 still does."""
+    assert FILTERS['cuda_min_driver']('12.2.2') == '535.104.05'
+    assert FILTERS['cuda_min_driver']('12.2.0') == '535.54.03'

@@ -6,6 +6,8 @@
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
+import pytest
+
 from ansible_collections.gpuops.gpu_server.plugins.modules import cuda_compat
 from ansible_collections.gpuops.gpu_server.tests.unit.conftest import build_sysfs, fixture_path, make_executable
 
@@ -56,8 +58,10 @@ def test_minor_compat_refused(tmp_path, run_module):
 
 def test_gpus_by_name_and_unknown(run_module):
     result = run_module(cuda_compat.main, dict(cuda_version='11.8', driver_branch='470', kernel_module='proprietary',
-                                               gpus=[{'name': 'Tesla K80'}, {'name': 'Matrox G200'}]))
-    assert result['compatible'] is True
+                                               gpus=[{'name': 'Tesla K80'}, {'name': 'Matrox G200'}],
+                                               allow_unknown_gpus=True))
+    assert result['compatible'] is True and result['verdict'] == 'compatible'
+    assert any('not checked' in n and 'Matrox G200' in n for n in result['notes'])
     assert result['architectures'] == ['Kepler']
     assert result['unknown_gpus'] == [{'name': 'Matrox G200'}]
 
@@ -71,10 +75,68 @@ def test_torch_pin_that_was_never_published(run_module):
 def test_bad_driver_version(run_module):
     result = run_module(cuda_compat.main, dict(cuda_version='12.2', driver_version='latest', architectures=['Ampere']))
     assert result.failed
-    assert 'expected a driver branch' in result['msg']
+    assert 'expected a driver version such as' in result['msg']
 
 
 def test_check_mode(run_module):
     result = run_module(cuda_compat.main, dict(cuda_version='12.8', driver_branch='570', architectures=['Blackwell'],
                                                kernel_module='open', _ansible_check_mode=True))
     assert result['compatible'] is True and result['mode'] == 'full' and result['changed'] is False
+
+
+# Issue 17: an unknown GPU makes the answer unknown, never compatible; versions are strict strings.
+
+@pytest.mark.parametrize('gpus', [[{'architecture': 'Rubin'}], [{}], [{'name': 'Tesla K80'}, {'name': 'Matrox G200'}],
+                                  [{'pci_device_id': '10de:ffff'}]])
+def test_unknown_gpu_fails_by_default(run_module, gpus):
+    args = dict(cuda_version='11.8', driver_branch='470', kernel_module='proprietary', gpus=gpus)
+    result = run_module(cuda_compat.main, args)
+    assert result.failed
+    assert result['compatible'] is False and result['verdict'] == 'unknown'
+    assert result['msg'].startswith('Unverifiable GPU software selection: gpus: ')
+    assert 'could not be identified' in result['msg'] and 'allow_unknown_gpus' in result['msg']
+    assert len(result['unknown_gpus']) == 1
+
+
+def test_unknown_gpu_reported_without_failing(run_module):
+    result = run_module(cuda_compat.main, dict(cuda_version='12.4', driver_branch='550', gpus=[{}],
+                                               fail_on_incompatible=False))
+    assert not result.failed
+    assert (result['compatible'], result['verdict']) == (False, 'unknown')
+    assert [p['variable'] for p in result['problems']] == ['gpus']
+
+
+def test_a_real_problem_stays_incompatible_with_unknown_gpus(run_module):
+    result = run_module(cuda_compat.main, dict(cuda_version='12.4', driver_branch='470', fail_on_incompatible=False,
+                                               gpus=[{'architecture': 'Hopper'}, {'architecture': 'Rubin'}]))
+    assert (result['compatible'], result['verdict']) == (False, 'incompatible')
+    assert sorted(set(p['variable'] for p in result['problems'])) == ['gpus', 'nvidia_driver_branch']
+
+
+@pytest.mark.parametrize('option,value,fragment', [
+    ('cuda_version', 12.1, "cuda_version: got the number 12.1, not a string"),
+    ('cuda_version', 11.8, "Quote it ('11.8' or '11.80')"),
+    ('torch_version', 2.1, 'torch_version: got the number 2.1'),
+    ('driver_version', 535.54, 'driver_version: got the number 535.54'),
+    ('driver_branch', 535.5, 'driver_branch: got the number 535.5'),
+    ('cuda_version', '11.8abc', "expected 'X.Y' or 'X.Y.U'"),
+    ('cuda_version', '12.4.0.0.1', "expected 'X.Y' or 'X.Y.U'"),
+    ('cuda_version', '12.2.91', '91 is not an update number'),
+    ('driver_version', '535.x', "expected a driver version such as '535.104.05'"),
+    ('driver_branch', '535.x', "expected a driver branch such as '535'"),
+    ('torch_version', '2.4.1abc', "torch version: expected 'X.Y' or 'X.Y.Z'"),
+])
+def test_versions_are_read_strictly(run_module, option, value, fragment):
+    args = dict(cuda_version='12.4', architectures=['Hopper'])
+    args[option] = value
+    result = run_module(cuda_compat.main, args)
+    assert result.failed
+    assert fragment in result['msg'], result['msg']
+
+
+@pytest.mark.parametrize('option,value', [('cuda_version', 13.0), ('driver_branch', 580), ('cuda_version', '12.2.2')])
+def test_unambiguous_versions_are_accepted(run_module, option, value):
+    args = dict(cuda_version='13.0', driver_branch='580', architectures=['Hopper'])
+    args[option] = value
+    result = run_module(cuda_compat.main, args)
+    assert not result.failed, result['msg']
