@@ -93,4 +93,3 @@ def test_wrong_result_names_the_gpu(tmp_path):
     assert rc != 0
     assert 'GPU 0 (NVIDIA H200, 0000:00:06.0' in out and 'saxpy WRONG' in out, out
     assert 'PASSED' not in out
-
