@@ -4,32 +4,42 @@ import re
 
 import pytest
 
-GPU_COMPONENTS = ["contrib", "non-free", "non-free-firmware"]
+# The components GPU software needs, and a driver package they make installable, per distribution.
+GPU_COMPONENTS = {"debian": ["contrib", "non-free", "non-free-firmware"], "ubuntu": ["restricted", "multiverse"]}
+DRIVER_PACKAGE = {"debian": "nvidia-driver", "ubuntu": "nvidia-driver-580-server"}
 
 
-def debian_source_lines(host):
-    lines = []
-    for path in ["/etc/apt/sources.list"]:
-        if host.file(path).exists:
-            lines += [ln for ln in host.file(path).content_string.splitlines()
-                      if re.match(r"^deb(-src)?\s", ln) and "/debian" in ln]
-    return lines
+def archive_entries(host):
+    """(entry, components) of each official archive entry: one-line sources.list and deb822 .sources files."""
+    entries = []
+    one_line = host.file("/etc/apt/sources.list")
+    if one_line.exists:
+        for line in one_line.content_string.splitlines():
+            if re.match(r"^deb(-src)?\s", line) and re.search(r"/(debian|debian-security|ubuntu)/?\s", line):
+                fields = re.sub(r"\[[^\]]*\]\s*", "", line).split()
+                entries.append((line, fields[3:]))
+    for name in ("debian.sources", "ubuntu.sources"):
+        deb822 = host.file("/etc/apt/sources.list.d/" + name)
+        if deb822.exists:
+            for line in deb822.content_string.splitlines():
+                if line.startswith("Components:"):
+                    entries.append((name + ": " + line, line.split()[1:]))
+    return entries
 
 
-def test_debian_sources_have_gpu_components(host):
-    lines = debian_source_lines(host)
-    assert lines, "no Debian archive line found in /etc/apt/sources.list"
-    for line in lines:
-        components = line.split()[3:]
-        for c in GPU_COMPONENTS:
-            assert c in components, "%s lacks %s" % (line, c)
+def test_archive_sources_have_gpu_components(host):
+    entries = archive_entries(host)
+    assert entries, "no archive entry found in sources.list or a deb822 .sources file"
+    for entry, components in entries:
+        for c in GPU_COMPONENTS[host.system_info.distribution]:
+            assert c in components, "%s lacks %s" % (entry, c)
         # each component once only, also after two converges
-        assert len(components) == len(set(components)), line
+        assert len(components) == len(set(components)), entry
 
 
-def test_non_free_driver_is_visible_to_apt(host):
-    # The point of non-free: the NVIDIA driver package is now installable.
-    out = host.check_output("apt-cache policy nvidia-driver")
+def test_driver_is_visible_to_apt(host):
+    # The point of non-free / restricted: the NVIDIA driver package is now installable.
+    out = host.check_output("apt-cache policy %s" % DRIVER_PACKAGE[host.system_info.distribution])
     assert re.search(r"Candidate:\s+\d", out), out
 
 
@@ -57,13 +67,15 @@ def test_chrony_enabled(host):
 def test_role_waited_for_the_dpkg_lock(host):
     # prepare started a process holding /var/lib/dpkg/lock-frontend for 25 s; the role ran right after.
     # Nothing may have been installed before that process let go, and the role must have succeeded.
-    exit_ts = host.check_output(
-        "systemctl show gpuops-hold-dpkg-lock -p ExecMainExitTimestamp --timestamp=unix --value")
-    assert exit_ts.startswith("@"), "the lock holder did not run: %r" % exit_ts
-    released = datetime.datetime.fromtimestamp(int(exit_ts[1:]), tz=datetime.timezone.utc)
-    started = host.check_output(
-        "systemctl show gpuops-hold-dpkg-lock -p ExecMainStartTimestamp --timestamp=unix --value")
-    held_from = datetime.datetime.fromtimestamp(int(started[1:]), tz=datetime.timezone.utc)
+    def unit_time(prop):
+        # systemctl's --timestamp=unix is systemd 251+ (Ubuntu 22.04 has 249): let date(1) read the timestamp.
+        value = host.check_output("systemctl show gpuops-hold-dpkg-lock -p %s --value" % prop)
+        assert value, "the lock holder did not run: no %s" % prop
+        seconds = int(host.check_output("date -d '%s' +%%s" % value))
+        return datetime.datetime.fromtimestamp(seconds, tz=datetime.timezone.utc)
+
+    released = unit_time("ExecMainExitTimestamp")
+    held_from = unit_time("ExecMainStartTimestamp")
     assert (released - held_from).total_seconds() >= 20, "the lock was not held long enough to prove a wait"
 
     def stamp(line):

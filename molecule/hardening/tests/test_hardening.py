@@ -46,6 +46,15 @@ def test_ssh_audit_reports_no_failure():
 
 
 def test_firewall_is_our_table_with_default_drop(host):
+    if host.system_info.distribution == "ubuntu":
+        # Ubuntu's backend is ufw: active, deny by default, only 22 and 8888 allowed.
+        status = host.check_output("ufw status verbose")
+        assert "Status: active" in status, status
+        assert "Default: deny (incoming)" in status, status
+        allowed = sorted(set(re.findall(r"^(\d+)/tcp(?: \(v6\))?\s+ALLOW IN", status, re.M)))
+        assert allowed == ["22", "8888"], status
+        assert host.service("ufw").is_enabled
+        return
     ruleset = host.check_output("nft list ruleset")
     assert "table inet gpuops_filter" in ruleset
     # Docker's iptables-nft rules survive: nothing in our ruleset flushes the whole ruleset.
