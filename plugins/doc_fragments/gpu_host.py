@@ -22,7 +22,7 @@ options:
     description:
       - Seconds to wait for nvidia-smi (and for each kernel log reader) before killing it and failing.
       - A hung nvidia-smi usually means a sick GPU or a stuck driver.
-      - A hard limit, a positive number: the command and everything it started are killed at the deadline, even a
+      - A hard limit, a positive number. At the deadline the command and everything it started are killed, even a
         child that left its process group and keeps the output open. A command that prints more than 64 MiB is
         killed as well and the task fails.
     type: int

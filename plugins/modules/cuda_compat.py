@@ -32,7 +32,7 @@ extends_documentation_fragment:
 options:
   cuda_version:
     description:
-      - The CUDA toolkit version to check, V(12.4) or with an update, V(12.2.2): exactly C(X.Y) or C(X.Y.U), U the
+      - The CUDA toolkit version to check, V(12.4) or with an update, V(12.2.2); exactly C(X.Y) or C(X.Y.U), U the
         update from 0 to 9. Anything else fails the task, naming the expected form (V(11.8abc), V(12.4.0.0.1), an
         nvcc build number such as V(12.2.91)).
       - A string. An unquoted YAML number lost its trailing zeros (V(12.10) arrives as 12.1), so a number with a
@@ -56,7 +56,7 @@ options:
     choices: [open, proprietary]
   torch_version:
     description:
-      - A PyTorch release to check, optionally with its CUDA variant, V(2.4.1) or V(1.13.1+cu117): C(X.Y) or C(X.Y.Z)
+      - A PyTorch release to check, optionally with its CUDA variant, V(2.4.1) or V(1.13.1+cu117); C(X.Y) or C(X.Y.Z)
         with an optional C(+tag); anything else fails the task. A string; see O(cuda_version) for numbers
         (V(2.10) unquoted is 2.1).
     type: raw
@@ -70,9 +70,9 @@ options:
     description:
       - GPUs to check against, each a dict with C(architecture), C(pci_device_id) (V(10de:2330)) or C(name)
         (as in C(ansible_facts.nvidia.gpus) or C(pci_devices)).
-      - A GPU whose architecture cannot be determined (V({architecture: Rubin}), V({})) makes the answer unknown:
+      - "A GPU whose architecture cannot be determined (V({architecture: Rubin}), V({})) makes the answer unknown:
         RV(verdict=unknown), RV(compatible=false), and the task fails unless O(fail_on_incompatible=false) or
-        O(allow_unknown_gpus=true). The same holds for the GPUs read from the host.
+        O(allow_unknown_gpus=true). The same holds for the GPUs read from the host."
     type: list
     elements: dict
   allow_unknown_gpus:

@@ -21,8 +21,8 @@ description:
   - When nvidia-smi is missing or cannot talk to the driver (for example C(Failed to initialize NVML),
     exit code 9, or C(NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver)),
     the module does not fail; it returns C(driver_loaded=false) and a C(reason).
-  - A report that names no driver version (an empty C(<nvidia_smi_log/>)) is not taken for a loaded driver either:
-    C(driver_loaded=false), with that C(reason).
+  - A report that names no driver version (an empty C(<nvidia_smi_log/>)) is not taken for a loaded driver either;
+    the module returns C(driver_loaded=false), with that C(reason).
   - A hung nvidia-smi (a sick GPU) is killed after O(timeout) seconds and the module fails.
 author:
   - gpuops maintainers (@gpuops)

@@ -78,10 +78,18 @@ holders:
   elements: dict
   sample: [{"path": "/var/lib/dpkg/lock-frontend", "pid": 812, "command": "/usr/bin/unattended-upgrade", "lock": "posix"}]
   contains:
-    path: {description: The lock file., type: str}
-    pid: {description: The holding process; null when it cannot be told (an OFD lock on a file several processes have open)., type: int}
-    command: {description: The holder's command line, null when unknown., type: str}
-    lock: {description: "The kind of lock: V(posix) (fcntl, as dpkg/apt/rpm), V(ofd), V(flock), or V(pid file) (yum/dnf).", type: str}
+    path:
+      description: The lock file.
+      type: str
+    pid:
+      description: The holding process; null when it cannot be told (an OFD lock on a file several processes have open).
+      type: int
+    command:
+      description: The holder's command line; null when unknown.
+      type: str
+    lock:
+      description: The kind of lock, V(posix) (fcntl, as dpkg/apt/rpm), V(ofd), V(flock), or V(pid file) (yum/dnf).
+      type: str
 paths:
   description: The lock files that were watched.
   returned: always

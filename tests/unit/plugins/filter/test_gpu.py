@@ -126,7 +126,7 @@ def test_loose_versions_are_refused(name, args, fragment):
     assert fragment in str(e.value), str(e.value)
 
 
-def test_nvcc_build_number_is_not_an_update():
-    """'12.2.91' (nvcc's V12.2.91) used to give the 12.2 Update 2 driver; 12.2.2 still does."""
+def test_cuda_update_numbers_still_count():
+    """12.2.2 (Update 2) still counts as an update; 12.2.91 (nvcc's build number) is refused above."""
     assert FILTERS['cuda_min_driver']('12.2.2') == '535.104.05'
     assert FILTERS['cuda_min_driver']('12.2.0') == '535.54.03'
