@@ -93,7 +93,7 @@ demo: host venv image ## Converge site.yml on a local container (gpuops-demo) of
 	  docker run -d --name $(DEMO_NAME) --hostname $(DEMO_NAME) \
 	    --cap-add SYS_ADMIN --cap-add NET_ADMIN --cap-add NET_RAW --cap-add MKNOD \
 	    --security-opt seccomp=unconfined --security-opt apparmor=unconfined --cgroupns=host \
-	    -v /sys/fs/cgroup:/sys/fs/cgroup:rw -v gpuops-demo-docker:/var/lib/docker \
+	    -v /sys/fs/cgroup:/sys/fs/cgroup:rw -v gpuops-demo-docker:/var/lib/docker -v gpuops-demo-containerd:/var/lib/containerd \
 	    --tmpfs /run --tmpfs /run/lock --tmpfs /tmp $(IMAGE) /lib/systemd/systemd >/dev/null; \
 	  echo "started container $(DEMO_NAME) from $(IMAGE)"; \
 	elif [[ "$$(docker inspect -f '{{.Config.Image}}' $(DEMO_NAME))" != "$(IMAGE)" ]]; then \

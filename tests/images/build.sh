@@ -54,7 +54,8 @@ args=(--variant=minbase --include="$INCLUDE")
 script=()
 if [[ $FAMILY == ubuntu ]]; then
   # Debian's debootstrap may not know the newest Ubuntu suites, but every Ubuntu script is `gutsy`.
-  args+=(--components=main,restricted,universe,multiverse --keyring="$WORK/ubuntu-archive-keyring.gpg")
+  components="main,restricted,universe,multiverse"
+  args+=("--components=$components" "--keyring=$WORK/ubuntu-archive-keyring.gpg")
   script=(/usr/share/debootstrap/scripts/gutsy)
   python3 - "$MIRROR/$UBUNTU_KEYRING_DEB" "$UBUNTU_KEYRING_SHA256" "$WORK/ubuntu-keyring.deb" <<'PY'
 import hashlib, sys, urllib.request
