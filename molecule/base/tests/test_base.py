@@ -90,7 +90,7 @@ def test_role_waited_for_the_dpkg_lock(host):
 
 
 def test_role_waited_for_cloud_init(host):
-    # prepare installed a cloud-init stand-in whose first boot ends 10 s after prepare.
+    # prepare installed a cloud-init stand-in whose first boot ends 40 s after prepare.
     done_at = int(host.file("/var/lib/gpuops-fake-cloud-init-done-at").content_string.strip())
     calls = [ln.split(" ", 1) for ln in host.file("/var/log/gpuops-fake-cloud-init.log").content_string.splitlines()]
     assert calls and all(call[1] == "status --wait" for call in calls), calls
