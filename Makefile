@@ -45,8 +45,11 @@ host: ## Install docker.io and debootstrap, start dockerd (root, Debian/Ubuntu)
 	bash scripts/setup-host.sh
 
 .PHONY: image
-image: ## Build the systemd test images of PLATFORMS (each skipped when up to date)
-	@for p in $(sort $(PLATFORMS) $(PLATFORM)); do bash tests/images/build.sh $$p || exit 1; done
+image: ## Build the systemd test images of PLATFORMS side by side (each skipped when up to date)
+	@mkdir -p build/images
+	@printf '%s\n' $(sort $(PLATFORMS) $(PLATFORM)) | xargs -P 4 -I{} bash -c \
+	  'bash tests/images/build.sh {} >build/images/{}.log 2>&1 && tail -n 1 build/images/{}.log \
+	   || { echo "image {} failed:"; tail -n 40 build/images/{}.log; exit 1; }'
 
 .PHONY: lint
 lint: venv ## yamllint and ansible-lint (production profile)
