@@ -14,8 +14,7 @@ export PY_COLORS := 0
 # The platforms the tests run on (tests/images/build.sh builds their images) and the demo's platform.
 PLATFORMS   ?= debian12 debian13 ubuntu2204 ubuntu2404
 PLATFORM    ?= debian12
-# Every scenario under molecule/ on Debian 12, and the role scenarios on the other PLATFORMS
-# (scenario@platform), in the order site.yml runs the roles.
+# site.yml on each of PLATFORMS (site@platform), then every role scenario on Debian 12 (scripts/scenarios.py).
 SCENARIOS   ?= $(shell $(PY) scripts/scenarios.py $(PLATFORMS))
 MOLECULE_JOBS ?= 2
 SANITY_DIR  := /tmp/gpuops-sanity/ansible_collections/gpuops/gpu_server
@@ -81,7 +80,7 @@ promtool: venv ## promtool unit tests of the GPU alert rules, and the Grafana da
 	bash tests/promtool/run.sh
 
 .PHONY: molecule
-molecule: venv image ## Every Molecule run, MOLECULE_JOBS (2) at a time (SCENARIOS="base hardening@ubuntu2404" for a few)
+molecule: venv image ## Every Molecule run, MOLECULE_JOBS (2) at a time (SCENARIOS="base site@ubuntu2404" for a few)
 	MOLECULE_JOBS=$(MOLECULE_JOBS) bash scripts/molecule-all.sh $(SCENARIOS)
 
 .PHONY: test

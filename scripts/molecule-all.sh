@@ -2,10 +2,12 @@
 # Run Molecule scenarios, MOLECULE_JOBS at a time (default 2), each `molecule test` logging to
 # build/molecule/<scenario>[@<platform>].log; print one line per run with its time, the tail of each failing
 # log, and a closing "N passed, N failed" line. Exit 1 when any run failed.
-# A run is `scenario` (Debian 12) or `scenario@platform` (debian13, ubuntu2204, ubuntu2404): the platform's
+# A run is `scenario` (Debian 12) or `scenario@platform` (debian12, debian13, ubuntu2204, ubuntu2404): the platform's
 # image (tests/images/build.sh) is given to the scenario as GPUOPS_TEST_IMAGE. Different scenarios never share
 # a container, network or volume name (gpuops-<scenario>...), and the package cache (apt-cacher-ng) serves them
-# concurrently, so they run side by side; the same scenario on two platforms takes turns (a lock per scenario).
+# concurrently, so they run side by side, each with its own Molecule state (MOLECULE_EPHEMERAL_DIRECTORY).
+# A scenario whose instance names carry ${GPUOPS_PLATFORM} (site) also runs on several platforms at once;
+# any other takes turns with itself (a lock per scenario).
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root" || exit 1
@@ -16,13 +18,16 @@ scenarios=("$@")
 ((${#scenarios[@]})) || read -r -a scenarios <<<"$(python3 scripts/scenarios.py)"
 
 run_one() {
-  local run=$1 s platform start rc
+  local run=$1 s platform start rc lock
   s=${run%@*}
   platform=debian12
   [[ $run == *@* ]] && platform=${run#*@}
+  lock="$logs/.$s.lock"
+  grep -qE '^ *- name: .*[$][{]GPUOPS_PLATFORM' "molecule/$s/molecule.yml" && lock="$logs/.$run.lock"
   start=$(date +%s)
   GPUOPS_PLATFORM=$platform GPUOPS_TEST_IMAGE="local/$platform:latest" \
-    flock "$logs/.$s.lock" molecule test -s "$s" >"$logs/$run.log" 2>&1
+    MOLECULE_EPHEMERAL_DIRECTORY="$HOME/.cache/molecule/gpuops/$run" \
+    flock "$lock" molecule test -s "$s" >"$logs/$run.log" 2>&1
   rc=$?
   echo "$run $rc $(( $(date +%s) - start ))" >>"$logs/results"
   if ((rc == 0)); then echo "=== scenario $run passed in $(( $(date +%s) - start )) s"

@@ -1,8 +1,10 @@
-"""Print the Molecule runs of `make molecule`, in the order site.yml runs the roles.
+"""Print the Molecule runs of `make molecule`: `site` on every platform, then the role scenarios on Debian 12.
 
-Every scenario runs on Debian 12 (printed as its bare name); the role scenarios in MATRIX run on the other
-platforms too, printed as `scenario@platform`. scripts/molecule-all.sh starts each run with that platform's
-image (tests/images/build.sh PLATFORM builds it).
+`site` (site.yml with the demo's inventory on one host) runs on each platform, printed as `site@platform`
+(scripts/molecule-all.sh starts it with that platform's image, tests/images/build.sh PLATFORM builds it); its
+verifier reuses the role scenarios' tests that hold on any host. The role scenarios (refusals, lockout guard,
+collectors, exporters, fixture repositories, several hosts) run on Debian 12, printed as their bare names.
+The site runs come first: they are the longest, and two of them run side by side (their names carry the platform).
 """
 import os
 import sys
@@ -11,17 +13,11 @@ ORDER = ["base", "gpu_plugins", "nvidia_driver", "cuda_toolkit", "docker", "nvid
          "hardening", "log_management", "gpu_monitoring"]
 DEFAULT_PLATFORM = "debian12"
 PLATFORMS = ["debian12", "debian13", "ubuntu2204", "ubuntu2404"]
-# The scenarios that converge each role on the other platforms too (the others test code paths that do not
-# depend on the platform: refusals, plugins, exporters from archives, Docker's own repository), and where.
-# Only the runs seen passing are listed; the rest of the matrix (docker and log_management on Ubuntu,
-# nvidia_driver and the others on Debian 13 ...) is still being fixed, see the platform table in the README.
-MATRIX = {
-    "base": ["debian13", "ubuntu2204"],
-    "nvidia_driver": ["ubuntu2404"],
-    "cuda_toolkit": ["ubuntu2404"],
-    "hardening": ["ubuntu2204", "ubuntu2404"],
-    "gpu_monitoring": ["ubuntu2404"],
-}
+SITE = "site"
+# Role scenarios whose converge and tests the site run on Debian 12 repeats exactly (the same role defaults, the
+# same platform, test_site.py imports their tests): CI runs them there only once, in site@debian12. They stay
+# runnable by name (make molecule SCENARIOS=nvidia_driver) for work on one role.
+COVERED_BY_SITE = ["nvidia_driver", "cuda_toolkit"]
 
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "molecule")
 present = sorted(d for d in os.listdir(root) if os.path.isfile(os.path.join(root, d, "molecule.yml")))
@@ -35,15 +31,11 @@ def rank(name):
 
 
 def runs(platforms):
-    """Debian 12 runs first, then the matrix platform by platform (one scenario never runs twice at once)."""
-    ordered = sorted(present, key=rank)
-    out = []
-    for platform in platforms:
-        for name in ordered:
-            if platform == DEFAULT_PLATFORM:
-                out.append(name)
-            elif platform in MATRIX.get(name, []):
-                out.append("%s@%s" % (name, platform))
+    """site@platform for each platform (Ubuntu first: its toolkit downloads are the largest), then the role
+    scenarios in the order site.yml runs the roles when Debian 12 is among the platforms."""
+    out = ["%s@%s" % (SITE, p) for p in sorted(platforms, key=lambda p: (not p.startswith("ubuntu"), p))]
+    if DEFAULT_PLATFORM in platforms:
+        out += sorted((name for name in present if name != SITE and name not in COVERED_BY_SITE), key=rank)
     return out
 
 

@@ -1,0 +1,135 @@
+"""Verify site.yml on one host of each platform: the role scenarios' tests that hold on any converged host
+(imported from molecule/<role>/tests, so both stay one definition), and what only the whole job shows:
+Docker with the driver's and the toolkit's hosts, the firewall with the demo's extra ports, and the
+monitoring server scraping its own node."""
+import importlib.util
+import json
+import os
+import re
+import time
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROM = "http://127.0.0.1:9090"
+FETCH = ("import sys, urllib.request; "
+         "print(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())")
+
+
+def role_tests(scenario):
+    """The test module of a role scenario, loaded under its own name."""
+    path = os.path.join(HERE, "..", "..", scenario, "tests", "test_%s.py" % scenario)
+    spec = importlib.util.spec_from_file_location("role_test_%s" % scenario, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_base = role_tests("base")
+_driver = role_tests("nvidia_driver")
+_cuda = role_tests("cuda_toolkit")
+_hardening = role_tests("hardening")
+_logs = role_tests("log_management")
+
+# pytest collects the imported tests and fixtures as this module's own (the per-platform tables come with them).
+expected = _driver.expected
+v = _cuda.v
+for _module, _names in [
+    (_base, ["test_archive_sources_have_gpu_components", "test_driver_is_visible_to_apt", "test_package_installed",
+             "test_no_kernel_headers_in_container", "test_compiler_and_dkms_run", "test_chrony_enabled"]),
+    (_driver, ["test_userspace_packages_installed_at_the_branch", "test_packages_held",
+               "test_nvidia_smi_belongs_to_the_branch", "test_no_package_of_a_refused_transitional_branch",
+               "test_no_kernel_module_in_container", "test_nouveau_blacklisted", "test_unattended_upgrades_blacklist",
+               "test_real_nvidia_smi_says_no_driver", "test_gpu_facts_reports_no_driver_honestly"]),
+    (_cuda, ["test_toolkit_installed", "test_nvcc_reports_the_version", "test_usr_local_cuda_is_the_default_alternative",
+             "test_layout_links", "test_environment_files", "test_sample_compiled_by_the_role",
+             "test_sample_compiles_for_another_architecture", "test_binary_says_no_gpu_honestly"]),
+    (_hardening, ["test_sshd_config_is_valid", "test_dropin_is_included_first", "test_effective_sshd_setting",
+                  "test_unattended_upgrades_exclude_nvidia_and_cuda", "test_kernel_parameters_keep_docker_forwarding",
+                  "test_auditd_rules_installed_but_not_running_in_a_container"]),
+    (_logs, ["test_logrotate_runs_hourly", "test_journald_settings_in_effect"]),
+]:
+    for _name in _names:
+        globals()[_name] = getattr(_module, _name)
+
+# The demo's inventory (inventories/demo/group_vars/all.yml) opens these beside 22 and 8888.
+OPEN_PORTS = ["22", "8888", "9090", "9093", "9100"]
+
+
+def api(host, url):
+    return json.loads(host.check_output("python3 -c %s %s", FETCH, url))
+
+
+def eventually(check, timeout=90, step=3):
+    deadline = time.time() + timeout
+    last = None
+    while time.time() < deadline:
+        last = check()
+        if last:
+            return last
+        time.sleep(step)
+    return last
+
+
+# ---- Docker on the GPU server ----
+
+@pytest.fixture(scope="module")
+def image(host):
+    # No registry is reachable: an image from the host's busybox-static (prepare.yml installs it).
+    host.check_output("tar -C / -c bin/busybox | docker import - gpuops/busybox:site")
+    return "gpuops/busybox:site"
+
+
+def test_docker_running_with_capped_logs(host):
+    assert host.service("docker").is_enabled and host.service("docker").is_running
+    config = json.loads(host.file("/etc/docker/daemon.json").content_string)
+    assert config["log-driver"] == "json-file"
+    assert set(config["log-opts"]) >= {"max-size", "max-file"}, config
+
+
+def test_container_runs_beside_the_firewall(host, image):
+    # The hardening role's firewall came after Docker: containers still start and reach their bridge.
+    assert host.run("docker run --rm %s /bin/busybox true" % image).rc == 0
+
+
+# ---- Firewall: 22, 8888 and the demo's monitoring ports, nothing else ----
+
+def test_firewall_opens_only_the_needed_ports(host):
+    if host.system_info.distribution == "ubuntu":
+        status = host.check_output("ufw status verbose")
+        assert "Status: active" in status and "Default: deny (incoming)" in status, status
+        allowed = sorted(set(re.findall(r"^(\d+)/tcp(?: \(v6\))?\s+ALLOW IN", status, re.M)), key=int)
+    else:
+        chain = host.check_output("nft list chain inet gpuops_filter input")
+        assert "policy drop" in chain
+        allowed = sorted(set(re.findall(r"dport (\d+) accept", chain)), key=int)
+    assert allowed == OPEN_PORTS, allowed
+
+
+def test_fail2ban_watches_sshd(host):
+    assert host.service("fail2ban").is_running
+    assert "Journal matches:" in host.check_output("fail2ban-client status sshd")
+
+
+# ---- Monitoring: the server scrapes its own node ----
+
+def test_monitoring_services(host):
+    for unit in ("prometheus-node-exporter", "gpuops-gpu-collector.timer", "prometheus", "prometheus-alertmanager"):
+        assert host.service(unit).is_running, unit
+        assert host.service(unit).is_enabled, unit
+    assert host.run("promtool check config /etc/prometheus/prometheus.yml").rc == 0
+    assert host.run("promtool check rules /etc/prometheus/rules/gpuops-gpu.rules.yml").rc == 0
+
+
+def test_utilisation_alert_at_95_percent_is_loaded(host):
+    groups = api(host, PROM + "/api/v1/rules")["data"]["groups"]
+    rules = {r["name"]: r for g in groups for r in g["rules"] if r.get("type") == "alerting"}
+    assert "GpuUtilizationHigh" in rules, sorted(rules)
+    assert re.search(r"gpuops_gpu_utilization_percent > 95\b", rules["GpuUtilizationHigh"]["query"]), rules["GpuUtilizationHigh"]
+
+
+def test_node_target_is_up(host):
+    def up():
+        targets = api(host, PROM + "/api/v1/targets")["data"]["activeTargets"]
+        return [t for t in targets if t["labels"].get("job") == "gpu_node" and t["health"] == "up"]
+    assert eventually(up), "Prometheus does not scrape the node's exporter"
