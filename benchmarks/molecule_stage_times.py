@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env python
 """Print how long each stage (check, converge, idempotence, verify ...) of each Molecule run took.
 
 Reads the logs that scripts/molecule-all.sh writes (build/molecule/<run>.log by default, or the files given):
