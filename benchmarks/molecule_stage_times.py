@@ -11,7 +11,9 @@ import re
 import sys
 from datetime import datetime
 
-STAGE = re.compile(r"\u279c (?:\x1b\[[0-9;]*m)?(\w+)(?:\x1b\[[0-9;]*m)?: (?:\x1b\[[0-9;]*m)?Executing")
+# "[site > converge] Executing" without colours (make test), "site ➜ converge: Executing" with them.
+STAGE = re.compile(r"(?:\[\w+ > (\w+)\] Executing)"
+                   r"|(?:\u279c (?:\x1b\[[0-9;]*m)?(\w+)(?:\x1b\[[0-9;]*m)?: (?:\x1b\[[0-9;]*m)?Executing)")
 STAMP = re.compile(r"\w+day (\d\d \w+ \d{4})\s+(\d\d:\d\d:\d\d)")
 STAGES = ["create", "prepare", "check", "converge", "idempotence", "verify", "destroy"]
 
@@ -24,7 +26,7 @@ def stage_times(path):
         for line in handle:
             match = STAGE.search(line)
             if match:
-                stage = match.group(1)
+                stage = match.group(1) or match.group(2)
                 # A stage that runs twice (destroy, first and last) counts its last run.
                 if stage in order:
                     order.remove(stage)
