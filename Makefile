@@ -92,7 +92,7 @@ demo: PLATFORMS := $(PLATFORM)
 demo: host venv image ## Converge site.yml on a local container (gpuops-demo) of PLATFORM (debian12, debian13, ubuntu2204, ubuntu2404)
 	@if ! docker inspect -f '{{.State.Running}}' $(DEMO_NAME) 2>/dev/null | grep -q true; then \
 	  docker rm -f $(DEMO_NAME) >/dev/null 2>&1 || true; \
-	  rm -f .cache/facts/$(DEMO_NAME); \
+	  rm -f .cache/facts/*$(DEMO_NAME); \
 	  docker run -d --name $(DEMO_NAME) --hostname $(DEMO_NAME) \
 	    --cap-add SYS_ADMIN --cap-add NET_ADMIN --cap-add NET_RAW --cap-add MKNOD \
 	    --security-opt seccomp=unconfined --security-opt apparmor=unconfined --cgroupns=host \
@@ -107,9 +107,10 @@ demo: host venv image ## Converge site.yml on a local container (gpuops-demo) of
 	$(BIN)/ansible-playbook playbooks/summary.yml -i inventories/demo
 
 .PHONY: demo-clean
-demo-clean: ## Remove the demo container (and its cached facts: the next demo may run another platform)
+demo-clean: ## Remove the demo container, its Docker volumes and cached facts (the next demo may run another platform)
 	docker rm -f $(DEMO_NAME)
-	rm -f .cache/facts/$(DEMO_NAME)
+	docker volume rm -f $(DEMO_NAME)-docker $(DEMO_NAME)-containerd >/dev/null
+	rm -f .cache/facts/*$(DEMO_NAME)
 
 .PHONY: clean
 clean: ## Remove build outputs (keeps .venv and the image)
