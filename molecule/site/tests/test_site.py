@@ -6,14 +6,10 @@ import importlib.util
 import json
 import os
 import re
-import time
 
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PROM = "http://127.0.0.1:9090"
-FETCH = ("import sys, urllib.request; "
-         "print(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())")
 
 
 def role_tests(scenario):
@@ -30,6 +26,7 @@ _driver = role_tests("nvidia_driver")
 _cuda = role_tests("cuda_toolkit")
 _hardening = role_tests("hardening")
 _logs = role_tests("log_management")
+_monitoring = role_tests("gpu_monitoring")
 
 # pytest collects the imported tests and fixtures as this module's own (the per-platform tables come with them).
 expected = _driver.expected
@@ -55,20 +52,10 @@ for _module, _names in [
 # The demo's inventory (inventories/demo/group_vars/all.yml) opens these beside 22 and 8888.
 OPEN_PORTS = ["22", "8888", "9090", "9093", "9100"]
 
-
-def api(host, url):
-    return json.loads(host.check_output("python3 -c %s %s", FETCH, url))
-
-
-def eventually(check, timeout=90, step=3):
-    deadline = time.time() + timeout
-    last = None
-    while time.time() < deadline:
-        last = check()
-        if last:
-            return last
-        time.sleep(step)
-    return last
+# The gpu_monitoring verifier's helpers: Prometheus' API through the host's python3, and a bounded retry.
+PROM = _monitoring.PROM
+api = _monitoring.api
+eventually = _monitoring.eventually
 
 
 # ---- Docker on the GPU server ----
@@ -132,4 +119,4 @@ def test_node_target_is_up(host):
     def up():
         targets = api(host, PROM + "/api/v1/targets")["data"]["activeTargets"]
         return [t for t in targets if t["labels"].get("job") == "gpu_node" and t["health"] == "up"]
-    assert eventually(up), "Prometheus does not scrape the node's exporter"
+    assert eventually(up, timeout=90), "Prometheus does not scrape the node's exporter"
