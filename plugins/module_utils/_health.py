@@ -9,6 +9,7 @@ from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _kernel_log
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _pci
 
 OK, WARN, FAIL = 'ok', 'warn', 'fail'
 SEVERITY = {OK: 0, WARN: 1, FAIL: 2}
@@ -148,7 +149,7 @@ def evaluate(facts, xid_events=None, expected_gpu_count=None, thresholds=None, k
     t = dict(DEFAULT_THRESHOLDS)
     t.update(dict((k, v) for k, v in (thresholds or {}).items() if v is not None))
     checks = []
-    pci_gpus = [d for d in facts.get('pci_devices') or () if d.get('kind') == 'gpu']
+    pci_gpus = _pci.gpus(facts.get('pci_devices'))
     if facts.get('driver_loaded'):
         checks.append(_check('driver_loaded', None, OK, facts.get('driver_version'),
                              'NVIDIA driver %s loaded' % facts.get('driver_version')))
@@ -194,3 +195,38 @@ def reaches(status, fail_on):
     if fail_on == 'never':
         return False
     return SEVERITY[status] >= SEVERITY[fail_on]
+
+
+def levels_reached(status):
+    """``{'warn': bool, 'fail': bool, 'never': False}``: whether ``status`` reaches each ``fail_on`` level."""
+    return dict((level, reaches(status, level)) for level in ('warn', 'fail', 'never'))
+
+
+def _failing(checks):
+    names = []
+    for c in checks:
+        if c['check'] not in names:
+            names.append(c['check'])
+    return names
+
+
+def summary(result):
+    """The rows of a health table for one host's evaluation (as gpu_health returns it, ``nvidia`` included).
+
+    One row per GPU nvidia-smi describes, plus one host-wide row (``gpu`` None) when a host-wide check is not ok or
+    no GPU is described. Each row: ``{'gpu', 'name', 'status', 'failing'}``, failing the names of the checks that
+    are not ok. An empty result (no evaluation) gives one host-wide row with status ``error``.
+    """
+    result = result or {}
+    checks = result.get('checks') or []
+    gpus = (result.get('nvidia') or {}).get('gpus') or []
+    rows = []
+    wide = [c for c in checks if c.get('gpu') is None and c['status'] != OK]
+    if wide or not gpus:
+        rows.append({'gpu': None, 'name': None, 'status': worst(c['status'] for c in wide) if wide
+                     else result.get('status', 'error'), 'failing': _failing(wide)})
+    for gpu in gpus:
+        bad = [c for c in checks if c.get('gpu') == gpu.get('index') and c['status'] != OK]
+        rows.append({'gpu': gpu.get('index'), 'name': gpu.get('name'), 'status': worst(c['status'] for c in bad),
+                     'failing': _failing(bad)})
+    return rows

@@ -217,4 +217,5 @@ def parse_lspci(text, pci_ids=None):
 
 
 def gpus(devices):
-    return [d for d in devices or () if d['kind'] == 'gpu']
+    """The GPUs among the devices (not NVSwitches, not the audio or USB functions of a graphics card)."""
+    return [d for d in devices or () if d.get('kind') == 'gpu']

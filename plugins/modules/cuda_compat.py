@@ -17,8 +17,9 @@ description:
     PyTorch release work together on a host's GPUs, before anything is installed.
   - The GPU architectures come from O(architectures) or O(gpus) when given; otherwise the module reads the host
     itself (the PCI bus, which works before any driver is installed, and nvidia-smi when it runs).
-  - Each problem names the role variable to change (C(nvidia_driver_branch), C(cuda_toolkit_version),
-    C(nvidia_driver_kernel_module), C(torch_version)) and how to fix it, so a role preflight can fail with it.
+  - Each problem names what to change and how, so a role preflight can fail with it. What to change is named
+    by its subject (V(cuda_version), V(driver_branch), V(driver_version), V(kernel_module), V(torch_version),
+    V(architectures), V(gpus)), worded with the caller's own variable names from O(variables).
   - "Knowledge used: the CUDA release notes' minimum driver per toolkit, CUDA minor version compatibility
     (11.x from 450.80.02, 12.x from 525.60.13, 13.x from 580), the last driver branch per architecture (Kepler 470;
     Maxwell, Pascal and Volta 580), the first (Hopper 520, Blackwell 570), the last CUDA per architecture (Kepler 11.8;
@@ -86,6 +87,15 @@ options:
       - Accept a driver that runs the CUDA version only through minor version compatibility (with its limits, see C(notes)).
     type: bool
     default: true
+  variables:
+    description:
+      - "The caller's name for each subject a problem can be about, used to word RV(problems) and the failure
+        message, for example V({cuda_version: cuda_toolkit_version, driver_branch: cuda_toolkit_driver_branch})."
+      - "Subjects: V(cuda_version), V(driver_branch), V(driver_version), V(kernel_module), V(torch_version),
+        V(architectures), V(gpus). A subject left out is named as this module's option of that name."
+    type: dict
+    default: {}
+    version_added: 0.2.0
   fail_on_incompatible:
     description:
       - Fail the task when a problem is found or a GPU cannot be identified (RV(verdict) is not V(compatible)),
@@ -97,11 +107,15 @@ seealso:
 '''
 
 EXAMPLES = r'''
-- name: Refuse a driver branch and CUDA version that do not fit this host's GPUs
+- name: Refuse a driver branch and CUDA version that do not fit this host's GPUs, naming the role's variables
   gpuops.gpu_server.cuda_compat:
     cuda_version: "{{ cuda_toolkit_version }}"
     driver_branch: "{{ nvidia_driver_branch }}"
     kernel_module: "{{ nvidia_driver_kernel_module }}"
+    variables:
+      cuda_version: cuda_toolkit_version
+      driver_branch: nvidia_driver_branch
+      kernel_module: nvidia_driver_kernel_module
 
 - name: Ask without failing, for GPUs that are not this host's
   gpuops.gpu_server.cuda_compat:
@@ -136,9 +150,21 @@ problems:
   elements: dict
   returned: always
   contains:
-    variable: {description: The role variable to change., type: str, sample: nvidia_driver_branch}
+    subject:
+      description: What the problem is about, V(cuda_version), V(driver_branch), V(driver_version), V(kernel_module),
+        V(torch_version), V(architectures) or V(gpus).
+      type: str
+      sample: driver_branch
+      version_added: 0.2.0
+    variable:
+      description: The caller's name for the subject (see O(variables)).
+      type: str
+      sample: nvidia_driver_branch
     message: {description: What does not fit., type: str, sample: "driver branch 470 does not support Hopper GPUs: ..."}
-    fix: {description: How to fix it., type: str, sample: "set nvidia_driver_branch to '580'"}
+    fix:
+      description: How to fix it, in the caller's names.
+      type: str
+      sample: "set nvidia_driver_branch to '580'"
 notes:
   description: Things worth knowing that are not problems (for example the limits of minor version compatibility).
   type: list
@@ -177,8 +203,12 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _compat
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _facts
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _pci
 from ansible_collections.gpuops.gpu_server.plugins.module_utils._module import gather_facts, host_argument_spec
 
+
+# What a problem can be about: the check's subjects, plus the GPUs this module could not identify.
+SUBJECTS = _compat.SUBJECTS + ('gpus',)
 
 VERSION_OPTIONS = (
     ('cuda_version', _compat.CUDA_FORM),
@@ -209,10 +239,16 @@ def main():
             allow_minor_compat=dict(type='bool', default=True),
             allow_unknown_gpus=dict(type='bool', default=False),
             fail_on_incompatible=dict(type='bool', default=True),
+            variables=dict(type='dict', default={}),
         ),
         supports_check_mode=True,
     )
     p = dict(module.params)
+    wrong = ['%s=%r' % (k, v) for k, v in p['variables'].items()
+             if k not in SUBJECTS or not isinstance(v, str) or not v.strip()]
+    if wrong:
+        module.fail_json(msg='cuda_compat: variables maps each subject (%s) to a variable name; got %s'
+                             % (', '.join(SUBJECTS), ', '.join(sorted(wrong))))
     # Versions are strings: an unquoted YAML number lost its trailing zeros (12.10 -> 12.1) and is refused.
     for name, form in VERSION_OPTIONS:
         if p[name] is not None:
@@ -228,7 +264,7 @@ def main():
         gpus = p['gpus']
         if gpus is None:
             facts = gather_facts(module)
-            gpus = facts['gpus'] or [d for d in facts['pci_devices'] if d['kind'] == 'gpu']
+            gpus = facts['gpus'] or _pci.gpus(facts['pci_devices'])
             if driver is None and p['driver_branch'] is None:
                 driver = facts['driver_version']
         archs = []
@@ -245,22 +281,22 @@ def main():
     except ValueError as e:
         module.fail_json(msg='cuda_compat: %s' % e)
     problems, notes = list(result['problems']), list(result['notes'])
-    if result['problems']:
-        verdict = 'incompatible'
-    else:
-        verdict = 'compatible'
+    verdict = 'incompatible' if problems else 'compatible'
     if unknown:
         described = '; '.join(_describe_gpu(g) for g in unknown)
         if p['allow_unknown_gpus']:
             notes.append('%d GPU(s) could not be identified and were not checked (allow_unknown_gpus): %s'
                          % (len(unknown), described))
         else:
-            problems.append({'variable': 'gpus', 'message': '%d GPU(s) could not be identified, so whether they run '
+            problems.append({'subject': 'gpus', 'message': '%d GPU(s) could not be identified, so whether they run '
                              'this selection is unknown: %s' % (len(unknown), described),
-                             'fix': 'give each GPU its architecture (architectures, or gpus[].architecture as '
+                             'fix': 'give each GPU its architecture ({architectures}, or gpus[].architecture as '
                                     'nvidia-smi names it), or set allow_unknown_gpus to check only the known ones'})
             if verdict == 'compatible':
                 verdict = 'unknown'
+    names = p['variables']
+    problems = [dict(pr, variable=names.get(pr['subject']) or pr['subject'], fix=_compat.word(pr['fix'], names))
+                for pr in problems]
     output = dict(changed=False, compatible=verdict == 'compatible', verdict=verdict, mode=result['mode'],
                   problems=problems, notes=notes, suggested_driver_branch=result['suggested_driver_branch'],
                   architectures=[_compat.canonical_architecture(a) or a for a in archs], unknown_gpus=unknown,

@@ -147,6 +147,14 @@ xid_events:
   returned: always
   sample: [{time: "2025-02-23T16:24:18+0000", host: gpu01, pci: "0000:3b:00", code: 79, status: fail,
             description: GPU has fallen off the bus, text: "pid=1234, name=python3, GPU has fallen off the bus."}]
+reaches:
+  description:
+    - Whether RV(status) reaches each O(fail_on) level, V(warn), V(fail) and V(never) (always false), so that a
+      caller that ran with O(fail_on=never) can decide later without ranking the statuses itself.
+  type: dict
+  returned: always
+  sample: {warn: true, fail: false, never: false}
+  version_added: 0.2.0
 kernel_log_source:
   description: Where the kernel log came from, V(journalctl), V(dmesg) (also when the journal held no kernel
     messages of the current boot), V(file), or null when it was not read.
@@ -216,11 +224,10 @@ def main():
                               thresholds=thresholds, kernel_log_error=log_error)
     for event in events:
         event.pop('line', None)
-    output = dict(changed=False, status=result['status'], checks=result['checks'], xid_events=events,
-                  kernel_log_source=source, nvidia=facts)
-    if _health.reaches(result['status'], module.params['fail_on']):
-        bad = [c['message'] for c in result['failing']
-               if _health.SEVERITY[c['status']] >= _health.SEVERITY[module.params['fail_on']]]
+    output = dict(changed=False, status=result['status'], reaches=_health.levels_reached(result['status']),
+                  checks=result['checks'], xid_events=events, kernel_log_source=source, nvidia=facts)
+    if output['reaches'][module.params['fail_on']]:
+        bad = [c['message'] for c in result['failing'] if _health.reaches(c['status'], module.params['fail_on'])]
         module.fail_json(msg='GPU health is %s: %s' % (result['status'], '; '.join(bad)), **output)
     module.exit_json(**output)
 

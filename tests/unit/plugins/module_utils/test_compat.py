@@ -24,7 +24,7 @@ def test_check(case):
     if 'mode' in case:
         assert result['mode'] == case['mode']
     for want in case.get('problems', []):
-        assert any(p['variable'] == want['variable'] and want['message'] in p['message'] and p['fix']
+        assert any(p['subject'] == want['subject'] and want['message'] in p['message'] and p['fix']
                    for p in result['problems']), (want, result['problems'])
     if case['ok']:
         assert result['problems'] == []

@@ -16,11 +16,16 @@ def no_driver(tmp_path):
     return make_executable(tmp_path, 'nvidia-smi', stdout='Failed to initialize NVML: Unknown Error\n', rc=255)
 
 
+ROLE_NAMES = {'cuda_version': 'cuda_toolkit_version', 'driver_branch': 'nvidia_driver_branch',
+              'driver_version': 'nvidia_driver_version', 'kernel_module': 'nvidia_driver_kernel_module'}
+
+
 def test_preflight_fails_naming_variable_and_fix(tmp_path, run_module):
-    """Before any driver: the PCI bus says Hopper, so branch 470 is refused."""
+    """Before any driver: the PCI bus says Hopper, so branch 470 is refused, in the caller's words."""
     sysfs = build_sysfs(tmp_path / 'sys', 'hgx_h200.yml')
     result = run_module(cuda_compat.main, dict(cuda_version='12.4', driver_branch='470', kernel_module='open',
-                                               nvidia_smi_path=no_driver(tmp_path), sysfs_root=sysfs))
+                                               nvidia_smi_path=no_driver(tmp_path), sysfs_root=sysfs,
+                                               variables=ROLE_NAMES))
     assert result.failed
     assert result['compatible'] is False
     assert result['architectures'] == ['Hopper']
@@ -35,8 +40,8 @@ def test_report_without_failing(tmp_path, run_module):
                                                fail_on_incompatible=False))
     assert not result.failed
     assert result['compatible'] is False
-    assert [p['variable'] for p in result['problems']] == ['cuda_toolkit_version']
-    assert result['problems'][0]['fix'] == "set cuda_toolkit_version to '12.9' or older"
+    assert [(p['subject'], p['variable']) for p in result['problems']] == [('cuda_version', 'cuda_version')]
+    assert result['problems'][0]['fix'] == "set cuda_version to '12.9' or older"
 
 
 def test_uses_the_loaded_driver(tmp_path, run_module):
@@ -51,9 +56,10 @@ def test_uses_the_loaded_driver(tmp_path, run_module):
 
 def test_minor_compat_refused(tmp_path, run_module):
     result = run_module(cuda_compat.main, dict(cuda_version='12.2', driver_version='525.85.12', gpus=[
-        {'pci_device_id': '10de:20f1'}], allow_minor_compat=False))
+        {'pci_device_id': '10de:20f1'}], allow_minor_compat=False, variables=ROLE_NAMES))
     assert result.failed
-    assert 'nvidia_driver_version' in result['msg']
+    assert 'nvidia_driver_version: driver 525.85.12 supports CUDA 12.2 only through minor' in result['msg']
+    assert "fix: set nvidia_driver_branch to '580')" in result['msg']
 
 
 def test_gpus_by_name_and_unknown(run_module):
@@ -110,7 +116,7 @@ def test_a_real_problem_stays_incompatible_with_unknown_gpus(run_module):
     result = run_module(cuda_compat.main, dict(cuda_version='12.4', driver_branch='470', fail_on_incompatible=False,
                                                gpus=[{'architecture': 'Hopper'}, {'architecture': 'Rubin'}]))
     assert (result['compatible'], result['verdict']) == (False, 'incompatible')
-    assert sorted(set(p['variable'] for p in result['problems'])) == ['gpus', 'nvidia_driver_branch']
+    assert sorted(set(p['variable'] for p in result['problems'])) == ['driver_branch', 'gpus']
 
 
 @pytest.mark.parametrize('option,value,fragment', [
@@ -140,3 +146,23 @@ def test_unambiguous_versions_are_accepted(run_module, option, value):
     args[option] = value
     result = run_module(cuda_compat.main, args)
     assert not result.failed, result['msg']
+
+
+@pytest.mark.parametrize('names,variable,fix', [
+    ({}, 'cuda_version', "set cuda_version to '11.8' or older"),
+    ({'cuda_version': 'cuda_toolkit_version'}, 'cuda_toolkit_version', "set cuda_toolkit_version to '11.8' or older"),
+    ({'cuda_version': 'nvidia_driver_cuda_version', 'driver_branch': 'x'}, 'nvidia_driver_cuda_version',
+     "set nvidia_driver_cuda_version to '11.8' or older"),
+])
+def test_each_caller_words_the_problems_with_its_own_names(run_module, names, variable, fix):
+    result = run_module(cuda_compat.main, dict(cuda_version='12.4', driver_branch='470', architectures=['Kepler'],
+                                               variables=names, fail_on_incompatible=False))
+    cuda = [p for p in result['problems'] if p['subject'] == 'cuda_version']
+    assert [(p['variable'], p['fix']) for p in cuda] == [(variable, fix)]
+
+
+@pytest.mark.parametrize('names', [{'cuda': 'cuda_toolkit_version'}, {'driver_branch': ''}, {'driver_branch': 5}])
+def test_variables_must_map_known_subjects_to_names(run_module, names):
+    result = run_module(cuda_compat.main, dict(cuda_version='12.4', architectures=['Hopper'], variables=names))
+    assert result.failed
+    assert 'variables maps each subject (cuda_version, driver_branch' in result['msg'], result['msg']

@@ -47,6 +47,9 @@ def test_health_case(case, tmp_path, run_module):
     for fragment in case.get('msg_contains', []):
         assert fragment in result['msg']
     assert result['kernel_log_source'] == 'file'
+    rank = {'ok': 0, 'warn': 1, 'fail': 2}
+    assert result['reaches'] == {'warn': rank[result['status']] >= 1, 'fail': rank[result['status']] >= 2,
+                                 'never': False}
 
 
 def test_ok_checks_are_reported_too(tmp_path, run_module):

@@ -1,0 +1,164 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpuops maintainers
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+"""Data: GPU architectures, PCI device ids, product names and chip code names. Literals only, one row per line.
+
+Architecture names are spelled exactly as nvidia-smi prints ``product_architecture``. The logic that reads
+these tables lives in _compat.py; tests/unit/plugins/module_utils/test_data.py checks every row.
+"""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+# One row per architecture, oldest first (the order is the order of the generations):
+# (name, compute capabilities, first CUDA, last CUDA, first driver branch, last driver branch,
+#  driver branch NVIDIA recommends, open kernel modules).
+# compute capabilities: CUDA C++ Programming Guide, "Compute Capabilities" table, and
+# https://developer.nvidia.com/cuda-gpus.
+# first CUDA: the CUDA release that first compiled for the architecture (release notes of that version).
+# last CUDA: Kepler (sm_35/sm_37) was removed in CUDA 12.0 (CUDA 12.0 release notes, "Deprecated or
+# Dropped Features"); Maxwell, Pascal and Volta offline compilation and library support were removed
+# in CUDA 13.0 (CUDA 12.8/12.9 release notes "Deprecated Architectures", CUDA 13.0 release notes).
+# first branch: the first driver branch that supports the architecture's datacenter parts (driver
+# release notes: A100 in R450, H100 in R520 (R525 recommended), L4/L40 and RTX 40 in R520/R525,
+# B200 and RTX 50 in R570). last branch: R470 is the last branch for Kepler (NVIDIA support notice
+# "Kepler GPUs ... end of support", R470 LTSB); R580 is the last branch for Maxwell, Pascal and Volta
+# (NVIDIA R580 release notes / "Maxwell, Pascal and Volta end of support" notice).
+# recommended branch: branches NVIDIA recommends beyond the first (driver release notes / datacenter docs).
+# open kernel modules: 'unsupported' before Turing, 'required' on Blackwell (NVIDIA driver README,
+# "Open Linux Kernel Modules": Turing and later only; Blackwell requires the open modules).
+ARCHITECTURE_ROWS = (
+    ('Kepler', ('3.0', '3.2', '3.5', '3.7'), '4.2', '11.8', None, 470, None, 'unsupported'),
+    ('Maxwell', ('5.0', '5.2', '5.3'), '6.0', '12.9', None, 580, None, 'unsupported'),
+    ('Pascal', ('6.0', '6.1', '6.2'), '8.0', '12.9', 367, 580, None, 'unsupported'),
+    ('Volta', ('7.0', '7.2'), '9.0', '12.9', 384, 580, None, 'unsupported'),
+    ('Turing', ('7.5',), '10.0', None, 410, None, None, 'supported'),
+    ('Ampere', ('8.0', '8.6', '8.7'), '11.0', None, 450, None, None, 'supported'),
+    ('Ada Lovelace', ('8.9',), '11.8', None, 520, None, None, 'supported'),
+    ('Hopper', ('9.0',), '11.8', None, 520, None, 525, 'supported'),
+    ('Blackwell', ('10.0', '10.3', '12.0', '12.1'), '12.8', None, 570, None, None, 'required'),
+)
+
+# Other spellings users write (lower case, spaces collapsed) -> the name nvidia-smi prints.
+ARCHITECTURE_ALIASES = {
+    'ada': 'Ada Lovelace',
+    'lovelace': 'Ada Lovelace',
+}
+
+# Source: The PCI ID Repository (https://pci-ids.ucw.cz/read/PC/10de), cross-checked against the
+# device ids in NVIDIA's driver README "Appendix A. Supported NVIDIA GPU Products".
+# PCI vendor:device id -> (product, architecture, kind). Exact ids only, no ranges.
+# kind 'nvswitch' entries are NVLink switches (PCI class 0x0680), not GPUs.
+PCI_IDS = {
+    # Kepler
+    '10de:1022': ('Tesla K20c', 'Kepler', 'gpu'),
+    '10de:1028': ('Tesla K20m', 'Kepler', 'gpu'),
+    '10de:1021': ('Tesla K20Xm', 'Kepler', 'gpu'),
+    '10de:1023': ('Tesla K40m', 'Kepler', 'gpu'),
+    '10de:1024': ('Tesla K40c', 'Kepler', 'gpu'),
+    '10de:102d': ('Tesla K80', 'Kepler', 'gpu'),
+    # Maxwell
+    '10de:13bd': ('Tesla M10', 'Maxwell', 'gpu'),
+    '10de:13f2': ('Tesla M60', 'Maxwell', 'gpu'),
+    '10de:17fd': ('Tesla M40', 'Maxwell', 'gpu'),
+    '10de:1431': ('Tesla M4', 'Maxwell', 'gpu'),
+    '10de:13c0': ('GeForce GTX 980', 'Maxwell', 'gpu'),
+    '10de:17c8': ('GeForce GTX 980 Ti', 'Maxwell', 'gpu'),
+    # Pascal
+    '10de:15f7': ('Tesla P100 PCIe 12GB', 'Pascal', 'gpu'),
+    '10de:15f8': ('Tesla P100 PCIe 16GB', 'Pascal', 'gpu'),
+    '10de:15f9': ('Tesla P100 SXM2 16GB', 'Pascal', 'gpu'),
+    '10de:1b38': ('Tesla P40', 'Pascal', 'gpu'),
+    '10de:1bb3': ('Tesla P4', 'Pascal', 'gpu'),
+    '10de:1b06': ('GeForce GTX 1080 Ti', 'Pascal', 'gpu'),
+    '10de:1b80': ('GeForce GTX 1080', 'Pascal', 'gpu'),
+    '10de:1b81': ('GeForce GTX 1070', 'Pascal', 'gpu'),
+    '10de:1b02': ('TITAN Xp', 'Pascal', 'gpu'),
+    '10de:1d01': ('GeForce GT 1030', 'Pascal', 'gpu'),
+    # Volta
+    '10de:1db1': ('Tesla V100 SXM2 16GB', 'Volta', 'gpu'),
+    '10de:1db4': ('Tesla V100 PCIe 16GB', 'Volta', 'gpu'),
+    '10de:1db5': ('Tesla V100 SXM2 32GB', 'Volta', 'gpu'),
+    '10de:1db6': ('Tesla V100 PCIe 32GB', 'Volta', 'gpu'),
+    '10de:1db8': ('Tesla V100 SXM3 32GB', 'Volta', 'gpu'),
+    '10de:1df6': ('Tesla V100S PCIe 32GB', 'Volta', 'gpu'),
+    '10de:1d81': ('TITAN V', 'Volta', 'gpu'),
+    # Turing
+    '10de:1eb8': ('Tesla T4', 'Turing', 'gpu'),
+    '10de:1e02': ('TITAN RTX', 'Turing', 'gpu'),
+    '10de:1e04': ('GeForce RTX 2080 Ti', 'Turing', 'gpu'),
+    '10de:1e07': ('GeForce RTX 2080 Ti Rev. A', 'Turing', 'gpu'),
+    '10de:1e30': ('Quadro RTX 6000/8000', 'Turing', 'gpu'),
+    '10de:2182': ('GeForce GTX 1660 Ti', 'Turing', 'gpu'),
+    # Ampere
+    '10de:20b0': ('A100 SXM4 40GB', 'Ampere', 'gpu'),
+    '10de:20b2': ('A100 SXM4 80GB', 'Ampere', 'gpu'),
+    '10de:20b5': ('A100 PCIe 80GB', 'Ampere', 'gpu'),
+    '10de:20f1': ('A100 PCIe 40GB', 'Ampere', 'gpu'),
+    '10de:20f3': ('A800 SXM4 80GB', 'Ampere', 'gpu'),
+    '10de:20b7': ('A30', 'Ampere', 'gpu'),
+    '10de:2235': ('A40', 'Ampere', 'gpu'),
+    '10de:2236': ('A10', 'Ampere', 'gpu'),
+    '10de:2237': ('A10G', 'Ampere', 'gpu'),
+    '10de:2230': ('RTX A6000', 'Ampere', 'gpu'),
+    '10de:2231': ('RTX A5000', 'Ampere', 'gpu'),
+    '10de:2204': ('GeForce RTX 3090', 'Ampere', 'gpu'),
+    '10de:2206': ('GeForce RTX 3080', 'Ampere', 'gpu'),
+    '10de:2208': ('GeForce RTX 3080 Ti', 'Ampere', 'gpu'),
+    '10de:2484': ('GeForce RTX 3070', 'Ampere', 'gpu'),
+    # Ada Lovelace
+    '10de:27b8': ('L4', 'Ada Lovelace', 'gpu'),
+    '10de:26b5': ('L40', 'Ada Lovelace', 'gpu'),
+    '10de:26b9': ('L40S', 'Ada Lovelace', 'gpu'),
+    '10de:26b1': ('RTX 6000 Ada Generation', 'Ada Lovelace', 'gpu'),
+    '10de:2684': ('GeForce RTX 4090', 'Ada Lovelace', 'gpu'),
+    '10de:2704': ('GeForce RTX 4080', 'Ada Lovelace', 'gpu'),
+    # Hopper
+    '10de:2330': ('H100 SXM5 80GB', 'Hopper', 'gpu'),
+    '10de:2331': ('H100 PCIe', 'Hopper', 'gpu'),
+    '10de:2339': ('H100 SXM5 94GB', 'Hopper', 'gpu'),
+    '10de:2321': ('H100 NVL', 'Hopper', 'gpu'),
+    '10de:2324': ('H800', 'Hopper', 'gpu'),
+    '10de:2335': ('H200 SXM 141GB', 'Hopper', 'gpu'),
+    '10de:233b': ('H200 NVL', 'Hopper', 'gpu'),
+    '10de:2342': ('GH200', 'Hopper', 'gpu'),
+    # Blackwell
+    '10de:2901': ('B200', 'Blackwell', 'gpu'),
+    '10de:2941': ('GB200', 'Blackwell', 'gpu'),
+    '10de:2b85': ('GeForce RTX 5090', 'Blackwell', 'gpu'),
+    # NVSwitch (PCI class 0x0680, bridge): not GPUs.
+    '10de:1af1': ('NVSwitch (A100 generation)', 'Ampere', 'nvswitch'),
+    '10de:22a3': ('NVSwitch (H100 generation)', 'Hopper', 'nvswitch'),
+}
+
+# Source: NVIDIA product pages and https://developer.nvidia.com/cuda-gpus (product -> compute
+# capability). (regular expression, case-insensitive, searched in the product name; architecture).
+# First match wins, so newer generations (whose names reuse letters) come first.
+PRODUCT_PATTERNS = (
+    (r'\bG?B[123]00\b|\bGB\d{3}\b|RTX PRO \d+ Blackwell|RTX 50[5-9]0\b|\bB40\b', 'Blackwell'),
+    (r'\bGH200\b|\bH(?:100|200|800|20)\b', 'Hopper'),
+    (r'\bL4\b|\bL40S?\b|\bL20\b|RTX 40[5-9]0\b|\bRTX \d{4} Ada\b|Ada Generation', 'Ada Lovelace'),
+    (r'\bA(?:100|800|30|40|10G?|16|2)\b|\bRTX A\d{3,4}\b|RTX 30[5-9]0\b', 'Ampere'),
+    (r'\bT4\b|RTX 20[6-8]0\b|TITAN RTX|Quadro RTX|GTX 16[5-6]0\b|\bT(?:400|600|1000)\b', 'Turing'),
+    (r'V100|TITAN V\b|GV100', 'Volta'),
+    (r'P100|\bP40\b|\bP4\b|\bP6000\b|GTX 10[5-8]0\b|\bGT 10[13]0\b|TITAN Xp\b|TITAN X \(Pascal\)|Quadro P\d+', 'Pascal'),
+    (r'\bM(?:4|6|10|40|60)\b|GTX 9[5-8]0\b|GTX 750\b|GTX TITAN X\b|Quadro M\d+', 'Maxwell'),
+    (r'\bK(?:10|20X?m?c?|40m?c?|80|520)\b|GTX 6[5-9]0\b|GTX 7[6-8]0\b|GTX TITAN(?! X)', 'Kepler'),
+)
+
+# Source: the chip code names in the PCI ID Repository's NVIDIA names ("GK210GL [Tesla K80]",
+# "GP108 [GeForce GT 1030]", "TU116 [GeForce GTX 1660 Ti]", "GH100 [H100 SXM5 80GB]"), and NVIDIA's
+# architecture whitepapers. Chip code name prefix -> architecture.
+CHIP_PREFIXES = (
+    ('GK', 'Kepler'),
+    ('GM', 'Maxwell'),
+    ('GP', 'Pascal'),
+    ('GV', 'Volta'),
+    ('TU', 'Turing'),
+    ('GA', 'Ampere'),
+    ('AD', 'Ada Lovelace'),
+    ('GH', 'Hopper'),
+    ('GB', 'Blackwell'),
+)

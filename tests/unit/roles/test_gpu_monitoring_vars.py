@@ -1,0 +1,79 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpuops maintainers
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""gpu_monitoring's internal variables, templated by Ansible: listen addresses and the collector's parsers."""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+ROLE = os.path.join(ROOT, 'roles', 'gpu_monitoring')
+ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), 'ansible-playbook')
+
+pytestmark = pytest.mark.skipif(not os.path.exists(ANSIBLE_PLAYBOOK), reason='ansible-playbook not in this venv')
+
+PLAYBOOK = '''
+- hosts: localhost
+  gather_facts: false
+  tasks:
+    - ansible.builtin.include_vars: {file: "%(role)s/defaults/main.yml"}
+    - ansible.builtin.include_vars: {file: "%(role)s/vars/main.yml"}
+    - ansible.builtin.copy:
+        dest: "%(out)s"
+        content: "{{ {'node': _gpu_monitoring_node_exporter_web, 'prometheus': _gpu_monitoring_prometheus_web,
+                      'prometheus_local': _gpu_monitoring_prometheus_local,
+                      'alertmanager_local': _gpu_monitoring_alertmanager_local,
+                      'parsers': _gpu_monitoring_parsers_dir,
+                      'modules': _gpu_monitoring_collector_modules} | to_json }}"
+'''
+
+
+def render(tmp_path, **extra):
+    out = tmp_path / 'out.json'
+    playbook = tmp_path / 'play.yml'
+    playbook.write_text(PLAYBOOK % {'role': ROLE, 'out': out})
+    argv = [ANSIBLE_PLAYBOOK, str(playbook), '-i', 'localhost,', '-c', 'local',
+            '-e', 'ansible_python_interpreter=%s' % sys.executable, '-e', json.dumps(extra)]
+    environ = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.cache', 'collections'),
+                   ANSIBLE_LOCALHOST_WARNING='false', ANSIBLE_NOCOLOR='1')
+    proc = subprocess.run(argv, env=environ, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120,
+                          universal_newlines=True, check=False)
+    assert proc.returncode == 0, proc.stdout
+    return json.loads(out.read_text())
+
+
+def test_ipv4_and_ipv6_listen_addresses(tmp_path):
+    got = render(tmp_path, gpu_monitoring_node_exporter_listen_address='::', gpu_monitoring_node_exporter_port=9100,
+                 gpu_monitoring_prometheus_listen_address='0.0.0.0', gpu_monitoring_prometheus_port=9090,
+                 gpu_monitoring_alertmanager_listen_address='::', gpu_monitoring_alertmanager_port=9093)
+    assert got['node'] == '[::]:9100'
+    assert got['prometheus'] == '0.0.0.0:9090' and got['prometheus_local'] == '127.0.0.1:9090'
+    assert got['alertmanager_local'] == '[::1]:9093'
+
+
+def test_the_collectors_parsers_come_from_the_installed_collection(tmp_path):
+    got = render(tmp_path)
+    for name in got['modules']:
+        assert os.path.isfile(os.path.join(got['parsers'], name)), name
+    assert os.path.samefile(got['parsers'], os.path.join(ROOT, 'plugins', 'module_utils'))
+
+
+def test_the_collector_ships_every_module_its_parsers_import(tmp_path):
+    """The collector's parsers import only what is shipped with them (module_utils/_data_xid.py for _kernel_log)."""
+    got = render(tmp_path)
+    pattern = re.compile(r'^from ansible_collections\.gpuops\.gpu_server\.plugins\.module_utils(?:\.(\w+))? import (\w+)')
+    for name in got['modules']:
+        with open(os.path.join(got['parsers'], name)) as f:
+            for line in f:
+                m = pattern.match(line)
+                if m:
+                    assert (m.group(1) or m.group(2)) + '.py' in got['modules'], (name, line)
