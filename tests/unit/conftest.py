@@ -33,6 +33,12 @@ def read_fixture(*parts):
         return f.read()
 
 
+def snapshot(path):
+    """A file's bytes, modification time and inode: equal snapshots mean the file was not rewritten."""
+    st = os.stat(str(path))
+    return path.read_bytes(), st.st_mtime_ns, st.st_ino
+
+
 def make_executable(directory, name, stdout_file=None, stdout='', stderr='', rc=0, sleep=None):
     """A fake command: prints a recorded file (or text), exits with ``rc``; or sleeps (a hung command)."""
     path = os.path.join(str(directory), name)

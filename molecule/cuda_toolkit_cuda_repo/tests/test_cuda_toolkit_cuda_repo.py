@@ -1,15 +1,17 @@
 """cuda_toolkit from NVIDIA's repository (signed fixture): two versions side by side, alternatives, environment."""
+import os
 import re
+import sys
 
 import pytest
 
-KEYRING = "/usr/share/keyrings/cuda-archive-keyring.asc"
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tests", "fixtures",
+                                "apt_repo"))
+from repo_checks import assert_vendor_repo  # noqa: E402
 
 
 def test_repository_signed_by_and_pinned(host):
-    src = host.file("/etc/apt/sources.list.d/cuda-debian12-x86_64.list").content_string
-    assert "deb [signed-by=%s] http://127.0.0.1:8765/ /" % KEYRING in src
-    assert host.file(KEYRING).content_string == host.file("/srv/gpuops-apt-fixture/fixture-key.asc").content_string
+    assert_vendor_repo(host, "cuda", "http://127.0.0.1:8765/")
     policy = host.check_output("apt-cache policy cuda-toolkit-12-4")
     assert re.search(r"600 http://127\.0\.0\.1:8765\s+Packages", policy), policy
 

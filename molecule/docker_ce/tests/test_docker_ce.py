@@ -1,20 +1,20 @@
 """Verify the docker role's Docker-repository path against the fixture repository: key, signed-by, packages."""
 import json
+import os
+import sys
 
 import pytest
 
-KEYRING = "/usr/share/keyrings/docker.asc"
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tests", "fixtures",
+                                "apt_repo"))
+from repo_checks import assert_vendor_repo  # noqa: E402
+
 PACKAGES = ["docker-ce", "docker-ce-cli", "containerd.io", "docker-buildx-plugin", "docker-compose-plugin"]
 
 
 def test_repository_trusted_only_with_its_keyring(host):
-    src = host.file("/etc/apt/sources.list.d/docker.list")
     arch = host.check_output("dpkg --print-architecture")
-    assert src.content_string.strip() == "deb [arch=%s signed-by=%s] http://127.0.0.1:8765 /" % (arch, KEYRING)
-    key = host.file(KEYRING)
-    assert (key.user, key.mode) == ("root", 0o644)
-    assert key.content_string.startswith("-----BEGIN PGP PUBLIC KEY BLOCK-----")
-    assert not host.file("/etc/apt/trusted.gpg").exists
+    assert_vendor_repo(host, "docker", "http://127.0.0.1:8765", architectures=arch)
 
 
 @pytest.mark.parametrize("name", PACKAGES)

@@ -1,26 +1,24 @@
 """Verify the nvidia_container_toolkit role against the fixture repository: repository, key, pin, hold, runtime."""
 import json
+import os
+import sys
 
 import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tests", "fixtures",
+                                "apt_repo"))
+from repo_checks import assert_vendor_repo  # noqa: E402
+
 
 PINNED = "1.17.8-1"
 NEWER = "1.18.0-1"
 PACKAGES = ["nvidia-container-toolkit", "nvidia-container-toolkit-base", "libnvidia-container-tools",
             "libnvidia-container1"]
-KEYRING = "/usr/share/keyrings/nvidia-container-toolkit-keyring.asc"
-SOURCE = "/etc/apt/sources.list.d/nvidia-container-toolkit.list"
 IMAGE = "gpuops/busybox:test"
 
 
 def test_repository_trusted_only_with_its_keyring(host):
-    src = host.file(SOURCE)
-    assert src.exists and src.mode == 0o644
-    assert src.content_string.strip() == "deb [signed-by=%s] http://127.0.0.1:8765 /" % KEYRING
-    key = host.file(KEYRING)
-    assert (key.user, key.mode) == ("root", 0o644)
-    assert key.content_string.startswith("-----BEGIN PGP PUBLIC KEY BLOCK-----")
-    # Never apt-key: nothing in the global trust stores.
-    assert not host.file("/etc/apt/trusted.gpg").exists
+    assert_vendor_repo(host, "nvidia-container-toolkit", "http://127.0.0.1:8765")
     listed = host.check_output("ls /etc/apt/trusted.gpg.d/ 2>/dev/null || true")
     assert "nvidia" not in listed
 

@@ -1,29 +1,21 @@
 """Verify the CUDA-repository path against the signed fixture repository: key, signed-by, pin-600, holds,
 Fabric Manager at the driver's exact version, and the branch change 535 -> 550 done by side_effect."""
+import os
 import re
+import sys
 
-KEYRING = "/usr/share/keyrings/cuda-archive-keyring.asc"
-SOURCE = "/etc/apt/sources.list.d/cuda-debian12-x86_64.list"
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tests", "fixtures",
+                                "apt_repo"))
+from repo_checks import assert_vendor_repo  # noqa: E402
+
 PIN = "/etc/apt/preferences.d/cuda-repository-pin-600"
 REPO = "http://127.0.0.1:8765"
 
 
-def test_keyring_is_the_fixture_key(host):
-    key = host.file(KEYRING)
-    assert key.exists and key.user == "root" and key.mode == 0o644
-    assert key.content_string == host.file("/srv/gpuops-apt-fixture/fixture-key.asc").content_string
-
-
-def test_no_apt_key(host):
-    # The key is referenced with signed-by only: nothing in the global trust stores.
-    assert not host.file("/etc/apt/trusted.gpg").exists
+def test_repository_trusted_only_with_its_keyring(host):
+    assert_vendor_repo(host, "cuda", REPO + "/")
     listing = host.run("ls /etc/apt/trusted.gpg.d/").stdout.split()
     assert not [f for f in listing if "cuda" in f or "nvidia" in f], listing
-
-
-def test_source_uses_signed_by(host):
-    lines = [ln for ln in host.file(SOURCE).content_string.splitlines() if ln.startswith("deb")]
-    assert lines == ["deb [signed-by=%s] %s/ /" % (KEYRING, REPO)]
 
 
 def test_pin_600(host):

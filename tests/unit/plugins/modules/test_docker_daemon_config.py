@@ -23,7 +23,7 @@ import pytest
 
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _json_merge
 from ansible_collections.gpuops.gpu_server.plugins.modules import docker_daemon_config
-from ansible_collections.gpuops.gpu_server.tests.unit.conftest import fixture_path, load_yaml, make_executable
+from ansible_collections.gpuops.gpu_server.tests.unit.conftest import fixture_path, load_yaml, make_executable, snapshot
 
 CASES = load_yaml('docker_daemon_config', 'merge_cases.yml')
 LOG_SETTINGS = {'log-driver': 'json-file', 'log-opts': {'max-size': '100m', 'max-file': '3'}}
@@ -36,11 +36,6 @@ def place(tmp_path, fixture, name='daemon.json'):
         path.parent.mkdir(parents=True)
         shutil.copy(fixture_path('docker_daemon_config', fixture), str(path))
     return path
-
-
-def snapshot(path):
-    st = os.stat(str(path))
-    return path.read_bytes(), st.st_mtime_ns, st.st_ino
 
 
 @pytest.fixture
