@@ -83,8 +83,31 @@ promtool: venv ## promtool unit tests of the GPU alert rules, and the Grafana da
 molecule: venv image ## Every Molecule run, MOLECULE_JOBS (2) at a time (SCENARIOS="base site@ubuntu2404" for a few)
 	MOLECULE_JOBS=$(MOLECULE_JOBS) bash scripts/molecule-all.sh $(SCENARIOS)
 
+.PHONY: role-docs
+role-docs: venv ## Write the variable tables of roles/*/README.md from meta/argument_specs.yml (aar-doc)
+	bash scripts/role-docs.sh write
+
+.PHONY: docs-check
+docs-check: venv ## Fail when a role README's generated variable tables differ from its argument specs
+	bash scripts/role-docs.sh check
+
+.PHONY: docs-lint
+docs-lint: venv ## antsibull-docs lint of the collection's plugin and role docs
+	$(BIN)/antsibull-docs lint-collection-docs --plugin-docs .
+
+# The docs site: antsibull-docs writes a Sphinx project (conf.py, build.sh) for the collection as installed under
+# ANSIBLE_COLLECTIONS_PATH, and its build.sh renders the RST and runs sphinx-build -W. CI has no network: conf.py
+# gets no intersphinx inventories, and references into docs.ansible.com are not errors (docs-lint checks ours).
+.PHONY: docs
+docs: venv ## Build the docs site (antsibull-docs, Sphinx) into build/docs/build/html
+	rm -rf build/docs && mkdir -p build/docs
+	$(BIN)/antsibull-docs sphinx-init --use-current --squash-hierarchy --fail-on-error \
+	  --title 'gpuops.gpu_server' --project 'gpuops.gpu_server' --dest-dir build/docs gpuops.gpu_server
+	printf '%s\n' '' 'intersphinx_mapping = {}' "suppress_warnings = ['ref.ref']" >> build/docs/conf.py
+	build/docs/build.sh
+
 .PHONY: test
-test: host lint sanity galaxy-import unit promtool molecule ## Everything CI runs
+test: host lint sanity galaxy-import unit promtool docs-check docs-lint docs molecule ## Everything CI runs
 	@echo "all checks passed"
 
 .PHONY: demo
@@ -102,7 +125,7 @@ demo: host venv image ## Converge site.yml on a local container (gpuops-demo) of
 	elif [[ "$$(docker inspect -f '{{.Config.Image}}' $(DEMO_NAME))" != "$(IMAGE)" ]]; then \
 	  echo "container $(DEMO_NAME) runs $$(docker inspect -f '{{.Config.Image}}' $(DEMO_NAME)), not $(IMAGE): make demo-clean first" >&2; exit 1; \
 	fi
-	$(BIN)/ansible-playbook inventories/demo/prepare.yml -i inventories/demo
+	$(BIN)/ansible-playbook scripts/demo-prepare.yml -i inventories/demo
 	$(BIN)/ansible-playbook site.yml -i inventories/demo
 	$(BIN)/ansible-playbook playbooks/summary.yml -i inventories/demo
 
