@@ -1,16 +1,25 @@
 #!/usr/bin/env bash
-# The SCAP Security Guide content that molecule/site's OpenSCAP scan uses, from Debian 12's archive (ssg 0.1.65):
-# ssg-debderived has ssg-ubuntu2204-ds.xml (CIS Ubuntu 22.04 profiles), ssg-debian has ssg-debian11-ds.xml (ANSSI;
-# Debian 12's own data stream, ssg-debian12-ds.xml, first comes with 0.1.71 in Debian 13). Ubuntu's archive has no
-# ssg package for 22.04, so the content is fetched here on the controller (a Debian 12 host) and copied in.
+# The SCAP Security Guide content that molecule/site's OpenSCAP scan uses:
+# - ssg-ubuntu2204-ds.xml (CIS Ubuntu 22.04 profiles) from ssg-debderived 0.1.65 in Debian 12's archive: Ubuntu's
+#   archive has no ssg package for 22.04, so it is fetched here on the controller (a Debian 12 host) and copied in;
+# - ssg-debian12-ds.xml (ANSSI NT28 profiles for Debian 12) from ssg-debian 0.1.76 of Debian 13: Debian 12's own
+#   ssg-debian (0.1.65) has only ssg-debian11-ds.xml, whose rules are all "not applicable" on Debian 12. The .deb is
+#   fetched from the Debian mirror's pool by its version and checked against its SHA-256.
 #   scripts/ssg-content.sh DIR   -> DIR/ssg-*-ds.xml (kept; fetched again only when missing)
 set -euo pipefail
 dest=${1:-.cache/ssg}
-if [[ -f $dest/ssg-ubuntu2204-ds.xml && -f $dest/ssg-debian11-ds.xml ]]; then exit 0; fi
+mirror=${GPUOPS_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+trixie_deb=ssg-debian_0.1.76-1_all.deb
+trixie_sha256=f6880719015c16e8e221bc2503c0e5a9f83d6a09fc6f9292d3522e46bf4fc9d7
+if [[ -f $dest/ssg-ubuntu2204-ds.xml && -f $dest/ssg-debian12-ds.xml ]]; then exit 0; fi
 mkdir -p "$dest"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-(cd "$tmp" && apt-get download ssg-debderived ssg-debian >/dev/null 2>&1)
-for deb in "$tmp"/*.deb; do dpkg-deb -x "$deb" "$tmp/root"; done
-cp "$tmp"/root/usr/share/xml/scap/ssg/content/ssg-{ubuntu2204,debian11}-ds.xml "$dest/"
+(cd "$tmp" && apt-get download ssg-debderived >/dev/null 2>&1)
+curl -fsSL -o "$tmp/$trixie_deb" "$mirror/pool/main/s/scap-security-guide/$trixie_deb"
+echo "$trixie_sha256  $tmp/$trixie_deb" | sha256sum -c --quiet -
+dpkg-deb -x "$tmp"/ssg-debderived_*_all.deb "$tmp/bookworm"
+dpkg-deb -x "$tmp/$trixie_deb" "$tmp/trixie"
+cp "$tmp"/bookworm/usr/share/xml/scap/ssg/content/ssg-ubuntu2204-ds.xml "$dest/"
+cp "$tmp"/trixie/usr/share/xml/scap/ssg/content/ssg-debian12-ds.xml "$dest/"
 echo "SCAP content in $dest"
