@@ -133,9 +133,20 @@ SCAP = {
         "profile": "xccdf_org.ssgproject.content_profile_cis_level1_server",
         "min_percent": 95.0,
         "allowed_failures": {
-            "accounts_password_set_max_life_existing",  # key-only and system accounts keep no maximum age
+            "accounts_password_set_max_life_existing",  # accounts without a password keep their ageing
+            "accounts_password_set_min_life_existing",
             "accounts_passwords_pam_tally2",  # pam_tally2 is gone from Ubuntu 22.04's PAM
             "accounts_umask_etc_bashrc",  # the content checks /etc/bashrc; Ubuntu's bash reads /etc/bash.bashrc
+        },
+    },
+    # Debian 12's own content (ssg-debian12-ds.xml) first comes with ssg 0.1.76 in Debian 13.
+    ("debian", "12"): {
+        "content": "ssg-debian12-ds.xml",
+        "profile": "xccdf_org.ssgproject.content_profile_anssi_np_nt28_average",
+        "min_percent": 90.0,
+        "allowed_failures": {
+            "apt_sources_list_official",  # accepts only security.debian.org, not deb.debian.org/debian-security
+            "sudo_remove_nopasswd",  # the demo's admin has NOPASSWD sudo, as on a cloud image
         },
     },
 }
