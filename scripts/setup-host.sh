@@ -14,6 +14,7 @@ command -v shellcheck >/dev/null 2>&1 || missing+=(shellcheck)
 [[ -x /usr/sbin/apt-cacher-ng ]] || missing+=(apt-cacher-ng)
 command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
 command -v git >/dev/null 2>&1 || missing+=(git)
+command -v curl >/dev/null 2>&1 || missing+=(curl)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
 if ((${#missing[@]})); then
   echo "installing ${missing[*]} ..."

@@ -15,7 +15,8 @@ if [[ -f $dest/ssg-ubuntu2204-ds.xml && -f $dest/ssg-debian12-ds.xml ]]; then ex
 mkdir -p "$dest"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-(cd "$tmp" && apt-get download ssg-debderived >/dev/null 2>&1)
+# A host whose package lists are stale or empty refreshes them once.
+(cd "$tmp" && { apt-get download ssg-debderived >/dev/null 2>&1 || { apt-get update -qq && apt-get download ssg-debderived >/dev/null; }; })
 curl -fsSL -o "$tmp/$trixie_deb" "$mirror/pool/main/s/scap-security-guide/$trixie_deb"
 echo "$trixie_sha256  $tmp/$trixie_deb" | sha256sum -c --quiet -
 dpkg-deb -x "$tmp"/ssg-debderived_*_all.deb "$tmp/bookworm"
