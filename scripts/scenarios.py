@@ -10,7 +10,8 @@ import os
 import sys
 
 ORDER = ["base", "gpu_plugins", "nvidia_driver", "cuda_toolkit", "docker", "nvidia_container_toolkit",
-         "hardening", "log_management", "gpu_monitoring"]
+         "hardening", "log_management", "gpu_monitoring",
+         "spot"]
 DEFAULT_PLATFORM = "debian12"
 PLATFORMS = ["debian12", "debian13", "ubuntu2204", "ubuntu2404"]
 SITE = "site"

@@ -1,0 +1,139 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpuops maintainers
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The spot role's tool (roles/spot/files/gpuops-spot.py): which files a sync sends, the credentials file, metrics.
+
+rclone is a stand-in script here; the Molecule scenario `spot` runs the tool against a real S3 server.
+"""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+import importlib.util
+import json
+import os
+import time
+
+import jinja2
+
+from ansible_collections.gpuops.gpu_server.tests.unit.conftest import make_executable
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+TOOL = os.path.join(ROOT, 'roles', 'spot', 'files', 'gpuops-spot.py')
+ENV_TEMPLATE = os.path.join(ROOT, 'roles', 'spot', 'templates', 'remote.env.j2')
+
+
+def load_tool():
+    spec = importlib.util.spec_from_file_location('gpuops_spot', TOOL)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def config(tmp_path, **extra):
+    ckpt = tmp_path / 'ckpt'
+    ckpt.mkdir(exist_ok=True)
+    (tmp_path / 'textfile').mkdir(exist_ok=True)
+    cfg = {'checkpoint_dir': str(ckpt), 'remote_path': 'bucket/job', 'state_dir': str(tmp_path / 'state'),
+           'textfile_dir': str(tmp_path / 'textfile'), 'interval_seconds': 900, 'settle_seconds': 60,
+           'exclude': ['*.tmp', '*.partial', '.*'], 'remote_env_file': ''}
+    cfg.update(extra)
+    return cfg
+
+
+def write(path, age=0, size=16):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b'x' * size)
+    t = time.time() - age
+    os.utime(str(path), (t, t))
+
+
+def test_a_sync_chooses_only_complete_files(tmp_path):
+    tool = load_tool()
+    cfg = config(tmp_path)
+    ckpt = tmp_path / 'ckpt'
+    write(ckpt / 'ckpt-1.pt', age=600)
+    write(ckpt / 'sub' / 'ckpt-2.pt', age=600)
+    write(ckpt / 'ckpt-3.pt.tmp', age=600)
+    write(ckpt / 'sub' / 'shard.partial', age=600)
+    write(ckpt / '.hidden', age=600)
+    write(ckpt / 'ckpt-4.pt', age=5)
+    write(ckpt / 'ckpt-5.pt', age=600)
+    with open(str(ckpt / 'ckpt-5.pt'), 'ab'):   # still being written by someone (this test process)
+        chosen, skipped = tool.complete_files(cfg, 60)
+    assert chosen == ['ckpt-1.pt', 'sub/ckpt-2.pt']
+    assert skipped == {'temporary name': 3, 'modified within 60 s': 1, 'open for writing': 1}
+    # Open for reading only does not hold a file back; settle 0 (the final sync) sends a fresh file.
+    with open(str(ckpt / 'ckpt-5.pt'), 'rb'):
+        chosen, skipped = tool.complete_files(cfg, 0)
+    assert chosen == ['ckpt-1.pt', 'ckpt-4.pt', 'ckpt-5.pt', 'sub/ckpt-2.pt']
+
+
+def test_the_credentials_file_reads_back_what_the_role_wrote(tmp_path):
+    """remote.env.j2 (systemd EnvironmentFile quoting) and the tool's reader agree, for hostile values too."""
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(os.path.dirname(ENV_TEMPLATE)), keep_trailing_newline=True)
+    env.filters['combine'] = lambda a, b: dict(a, **b)
+    secrets = {'access_key_id': 'AKIA123', 'secret_access_key': 'a"b\\c d=e$f#g'}
+    text = env.get_template('remote.env.j2').render(
+        spot_remote={'type': 's3', 'provider': 'AWS', 'env_auth': False, 'region': 'us-east-1'},
+        spot_remote_secrets=secrets, _spot_marker='managed')
+    path = tmp_path / 'remote.env'
+    path.write_text(text)
+    values = load_tool().read_env_file(str(path))
+    assert values == {
+        'RCLONE_CONFIG_GPUOPS_SPOT_TYPE': 's3',
+        'RCLONE_CONFIG_GPUOPS_SPOT_PROVIDER': 'AWS',
+        'RCLONE_CONFIG_GPUOPS_SPOT_ENV_AUTH': 'false',
+        'RCLONE_CONFIG_GPUOPS_SPOT_REGION': 'us-east-1',
+        'RCLONE_CONFIG_GPUOPS_SPOT_ACCESS_KEY_ID': 'AKIA123',
+        'RCLONE_CONFIG_GPUOPS_SPOT_SECRET_ACCESS_KEY': 'a"b\\c d=e$f#g',
+    }
+
+
+def metrics(tmp_path):
+    text = (tmp_path / 'textfile' / 'gpuops_spot.prom').read_text()
+    return dict(line.split() for line in text.splitlines() if not line.startswith('#'))
+
+
+def test_sync_metrics_on_success_then_failure(tmp_path, monkeypatch):
+    tool = load_tool()
+    cfg = config(tmp_path)
+    write(tmp_path / 'ckpt' / 'ckpt-1.pt', age=600, size=1000)
+    stats = json.dumps({'level': 'warning', 'msg': 'stats', 'stats': {'bytes': 1000, 'transfers': 1}})
+    monkeypatch.setenv('GPUOPS_SPOT_RCLONE', make_executable(tmp_path, 'rclone-ok', stderr=stats + '\n'))
+    assert tool.do_sync(cfg)
+    first = metrics(tmp_path)
+    assert first['gpuops_spot_sync_interval_seconds'] == '900'
+    assert first['gpuops_spot_last_sync_bytes'] == '1000'
+    assert first['gpuops_spot_last_sync_failed'] == '0'
+    assert int(first['gpuops_spot_last_sync_success_timestamp_seconds']) >= int(time.time()) - 5
+    assert first['gpuops_spot_sync_since_timestamp_seconds'] == first['gpuops_spot_last_sync_success_timestamp_seconds']
+
+    error = json.dumps({'level': 'error', 'msg': 'AccessDenied: bad key'})
+    monkeypatch.setenv('GPUOPS_SPOT_RCLONE', make_executable(tmp_path, 'rclone-bad', stderr=error + '\n', rc=1))
+    assert not tool.do_sync(cfg)
+    second = metrics(tmp_path)
+    assert second['gpuops_spot_last_sync_failed'] == '1'
+    # The last success and the start stay what they were: the stale alert counts from them.
+    assert second['gpuops_spot_last_sync_success_timestamp_seconds'] == first['gpuops_spot_last_sync_success_timestamp_seconds']
+    assert second['gpuops_spot_sync_since_timestamp_seconds'] == first['gpuops_spot_sync_since_timestamp_seconds']
+    assert oct(os.stat(str(tmp_path / 'state' / 'state.json')).st_mode & 0o777) == '0o600'
+
+
+def test_a_crypt_key_becomes_the_crypt_remote_through_stdin(tmp_path, monkeypatch):
+    tool = load_tool()
+    key = tmp_path / 'crypt.key'
+    key.write_text('pass word\nsalt\n')
+    # A stand-in `rclone obscure -` that proves the secret came on stdin, not in argv.
+    fake = tmp_path / 'rclone'
+    fake.write_text('#!/bin/sh\n[ "$1 $2" = "obscure -" ] || exit 9\nread -r s\necho "obscured($s)"\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv('GPUOPS_SPOT_RCLONE', str(fake))
+    cfg = config(tmp_path, crypt_key_file=str(key))
+    env = tool.rclone_env(cfg)
+    assert env['RCLONE_CONFIG_GPUOPS_SPOT_CRYPT_TYPE'] == 'crypt'
+    assert env['RCLONE_CONFIG_GPUOPS_SPOT_CRYPT_REMOTE'] == 'gpuops_spot:bucket/job'
+    assert env['RCLONE_CONFIG_GPUOPS_SPOT_CRYPT_PASSWORD'] == 'obscured(pass word)'
+    assert env['RCLONE_CONFIG_GPUOPS_SPOT_CRYPT_PASSWORD2'] == 'obscured(salt)'
+    assert tool.remote_root(cfg) == 'gpuops_spot_crypt:'
