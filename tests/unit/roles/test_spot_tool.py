@@ -137,3 +137,42 @@ def test_a_crypt_key_becomes_the_crypt_remote_through_stdin(tmp_path, monkeypatc
     assert env['RCLONE_CONFIG_GPUOPS_SPOT_CRYPT_PASSWORD'] == 'obscured(pass word)'
     assert env['RCLONE_CONFIG_GPUOPS_SPOT_CRYPT_PASSWORD2'] == 'obscured(salt)'
     assert tool.remote_root(cfg) == 'gpuops_spot_crypt:'
+
+
+def test_the_watcher_stops_with_one_line_on_a_host_that_is_no_cloud(tmp_path, monkeypatch, capsys):
+    tool = load_tool()
+    monkeypatch.setattr(tool._spot, 'read_dmi', lambda: {'sys_vendor': 'QEMU', 'product_name': 'Standard PC (Q35 + ICH9, 2009)'})
+    assert tool.do_watch(config(tmp_path, provider='auto')) == 0
+    out = capsys.readouterr().out
+    assert out.count('\n') == 1 and "not on a cloud the watcher knows (DMI vendor 'QEMU'" in out and 'spot_provider' in out
+
+
+def test_a_notice_is_handled_within_its_window_when_the_trainer_does_not_stop(tmp_path, monkeypatch, capsys):
+    """The trainer ignores the signal (systemctl is-active keeps saying active): the wait ends at the save budget and
+    the final sync still runs, with the settle time off, and ends before the deadline."""
+    tool = load_tool()
+    calls = tmp_path / 'systemctl.log'
+    bin_dir = tmp_path / 'bin'
+    bin_dir.mkdir()
+    fake = bin_dir / 'systemctl'
+    fake.write_text('#!/bin/sh\necho "$*" >> %s\nexit 0\n' % calls)
+    fake.chmod(0o755)
+    monkeypatch.setenv('PATH', '%s:%s' % (bin_dir, os.environ['PATH']))
+    stats = json.dumps({'level': 'warning', 'msg': 'stats', 'stats': {'bytes': 16, 'transfers': 1}})
+    monkeypatch.setenv('GPUOPS_SPOT_RCLONE', make_executable(tmp_path, 'rclone', stderr=stats + '\n'))
+    monkeypatch.setattr(tool, 'LOCK_FILE', str(tmp_path / 'lock'))
+    write(tmp_path / 'ckpt' / 'ckpt-9.pt', age=0)          # just written: only a settle-free sync sends it
+    cfg = config(tmp_path, training_units=['train.service'], deadline_margin_seconds=1)
+    notice = tool._spot.Notice('aws', 'terminate', time.time() + 6, 'test')
+    start = time.time()
+    assert tool.handle_notice(cfg, notice)
+    assert time.time() - start < 5
+    out = capsys.readouterr().out
+    assert 'sent SIGUSR1 to train.service' in out
+    assert 'train.service still running after 2 s' in out
+    assert 'sync (final): 1 file(s) complete, 16 bytes sent' in out
+    assert 'final sync done' in out
+    log = calls.read_text().splitlines()
+    assert log[0] == 'kill --kill-whom=main --signal=SIGUSR1 train.service'
+    assert 'stop gpuops-spot-sync.service' in log
+    assert metrics(tmp_path)['gpuops_spot_interruption_notice_timestamp_seconds'] != '0'
