@@ -10,13 +10,13 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 IMAGE="${GPUOPS_TEST_IMAGE:-local/debian12:latest}"
-COUNTS=(${1:-1 10 40})
+read -r -a COUNTS <<<"${1:-1 10 40}"
 export PATH="$ROOT/.venv/bin:$PATH" ANSIBLE_COLLECTIONS_PATH="$ROOT/.cache/collections" ANSIBLE_CONFIG="$ROOT/ansible.cfg"
-export ANSIBLE_CALLBACKS_ENABLED="" ANSIBLE_FORCE_COLOR=0
+export ANSIBLE_CALLBACKS_ENABLED=ansible.posix.timer ANSIBLE_FORCE_COLOR=0
 WORK="$(mktemp -d)"
 max=0
 for n in "${COUNTS[@]}"; do ((n > max)) && max=$n; done
-cleanup() { docker rm -f $(docker ps -aq --filter name=gpuops-fleetbench-) >/dev/null 2>&1 || true; rm -rf "$WORK"; }
+cleanup() { docker ps -aq --filter name=gpuops-fleetbench- | xargs -r docker rm -f >/dev/null 2>&1 || true; rm -rf "$WORK"; }
 trap cleanup EXIT
 
 mkdir -p "$WORK/fake"
@@ -45,7 +45,7 @@ inventory() {  # inventory of the first N containers
 timed() {  # wall seconds of a command, its output kept in $WORK/last.log
   local t0 t1
   t0=$(date +%s.%N)
-  "$@" >"$WORK/last.log" 2>&1 || { tail -30 "$WORK/last.log"; exit 1; }
+  "$@" >"$WORK/last.log" 2>&1 || { tail -30 "$WORK/last.log" >&2; exit 1; }
   t1=$(date +%s.%N)
   python3 -c "print('%.1f' % ($t1 - $t0))"
 }
