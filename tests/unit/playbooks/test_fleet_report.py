@@ -11,6 +11,8 @@ __metaclass__ = type
 
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 
@@ -22,6 +24,9 @@ from ansible_collections.gpuops.gpu_server.tests.unit.conftest import fixture_pa
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 PLAYBOOK = os.path.join(ROOT, 'playbooks', 'fleet_report.yml')
 ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), 'ansible-playbook')
+# Debian's chromium (scripts/setup-host.sh installs it); the screenshot is kept as a build artifact.
+CHROMIUM = shutil.which('chromium') or shutil.which('chromium-browser')
+ARTIFACTS = os.path.join(ROOT, 'build', 'artifacts')
 
 pytestmark = pytest.mark.skipif(not os.path.exists(ANSIBLE_PLAYBOOK), reason='ansible-playbook not in this venv')
 
@@ -81,3 +86,32 @@ def test_markdown_html_and_the_console_summary(fleet):
     assert 'gpu-down-03' in markdown and 'gpu-h100-07' in markdown
     assert html.lstrip().lower().startswith('<!doctype html') and 'id="gpus"' in html and 'gpu-down-03' in html
     assert 'gpu-down-03' in fleet['out'] and 'Reports: %s' % fleet['dir'] in fleet['out']
+
+
+def chromium(tmp_path, *args):
+    argv = [CHROMIUM, '--headless', '--no-sandbox', '--disable-gpu', '--hide-scrollbars', '--no-first-run',
+            '--user-data-dir=%s' % (tmp_path / 'chromium-profile')] + list(args)
+    return subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120, universal_newlines=True,
+                          check=False)
+
+
+def test_the_html_opens_in_headless_chromium_with_the_sick_gpu_in_the_first_row(fleet, tmp_path):
+    assert CHROMIUM, 'chromium is not installed: scripts/setup-host.sh installs Debian\'s chromium'
+    page = 'file://%s' % (fleet['dir'] / 'fleet-report.html')
+    # The DOM after the page's script ran: the GPU table's first body row is the failing H100.
+    proc = chromium(tmp_path, '--dump-dom', page)
+    assert proc.returncode == 0, proc.stderr
+    body = re.search(r'<table id="gpus">.*?<tbody>(.*?)</tbody>', proc.stdout, re.S)
+    assert body, proc.stdout[:2000]
+    first = re.search(r'<tr[^>]*>(.*?)</tr>', body.group(1), re.S)
+    assert first and 'data-status="fail"' in body.group(0)[:body.group(0).index(first.group(1))], body.group(1)[:1000]
+    assert 'gpu-h100-07' in first.group(1), first.group(1)
+    os.makedirs(ARTIFACTS, exist_ok=True)
+    shot = os.path.join(ARTIFACTS, 'fleet-report.png')
+    if os.path.exists(shot):
+        os.remove(shot)
+    proc = chromium(tmp_path, '--screenshot=%s' % shot, '--window-size=1920,1200', page)
+    assert proc.returncode == 0, proc.stderr
+    with open(shot, 'rb') as f:
+        png = f.read()
+    assert png[:8] == b'\x89PNG\r\n\x1a\n' and len(png) > 20000, len(png)
