@@ -26,6 +26,7 @@ run_one() {
   grep -qE '^ *- name: .*[$][{]GPUOPS_PLATFORM' "molecule/$s/molecule.yml" && lock="$logs/.$run.lock"
   start=$(date +%s)
   GPUOPS_PLATFORM=$platform GPUOPS_TEST_IMAGE="local/$platform:latest" \
+    GPUOPS_SITE_CHECK_STEP=$(python3 scripts/scenarios.py --check-step "$run") \
     MOLECULE_EPHEMERAL_DIRECTORY="$HOME/.cache/molecule/gpuops/$run" \
     flock "$lock" molecule test -s "$s" >"$logs/$run.log" 2>&1
   rc=$?

@@ -5,42 +5,63 @@
 verifier reuses the role scenarios' tests that hold on any host. The role scenarios (refusals, lockout guard,
 collectors, exporters, fixture repositories, several hosts) run on Debian 12, printed as their bare names.
 The site runs come first: they are the longest, and two of them run side by side (their names carry the platform).
+The role scenarios follow, the longest first (their times in a clean-clone CI run, SECONDS), so that the two slots of
+scripts/molecule-all.sh end together instead of one waiting on a long scenario started last.
 """
 import os
 import sys
 
-ORDER = ["base", "gpu_plugins", "nvidia_driver", "cuda_toolkit", "docker", "nvidia_container_toolkit",
-         "hardening", "log_management", "gpu_monitoring",
-         "spot"]
+# Seconds each role scenario took in the clean-clone CI run of 2026-12-01 (2 at a time on 2 cores); a scenario not
+# listed counts as long (it runs early).
+SECONDS = {"fleet_upgrade": 300, "hardening": 322, "spot": 277, "gpu_monitoring": 226, "nvidia_driver_cuda_repo": 218,
+           "nvidia_container_toolkit": 186, "base": 182, "log_management": 171, "docker_ce": 160,
+           "gpu_monitoring_exporters": 159, "cuda_toolkit_cuda_repo": 139, "vendor_repo": 131,
+           "nvidia_driver_refuse": 110, "gpu_plugins": 89, "docker": 81, "hardening_lockout": 76}
+UNKNOWN_SECONDS = 400
+# The platforms whose site run includes the check pass (site.yml --check on the fresh container): one nftables
+# Debian and one ufw Ubuntu with ssh.socket. Every role scenario has its own check pass on Debian 12. The others
+# skip it to keep CI within its time (about 130 s of a 900 s run each).
+SITE_CHECK_PLATFORMS = ["debian12", "ubuntu2404"]
 DEFAULT_PLATFORM = "debian12"
 PLATFORMS = ["debian12", "debian13", "ubuntu2204", "ubuntu2404"]
 SITE = "site"
 # Role scenarios whose converge and tests the site run on Debian 12 repeats exactly (the same role defaults, the
 # same platform, test_site.py imports their tests): CI runs them there only once, in site@debian12. They stay
 # runnable by name (make molecule SCENARIOS=nvidia_driver) for work on one role.
-COVERED_BY_SITE = ["nvidia_driver", "cuda_toolkit"]
+# gpu_plugins: the real Debian nvidia-smi without a GPU; site@debian12 installs it through the driver role and imports
+# the same checks (molecule/nvidia_driver/tests: nvidia-smi fails on NVML, gpu_facts and gpu_health say so).
+COVERED_BY_SITE = ["nvidia_driver", "cuda_toolkit", "gpu_plugins"]
 
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "molecule")
 present = sorted(d for d in os.listdir(root) if os.path.isfile(os.path.join(root, d, "molecule.yml")))
 
 
 def rank(name):
-    for i, prefix in enumerate(ORDER):
-        if name == prefix or name.startswith(prefix + "_"):
-            return (i, name != prefix, name)
-    return (len(ORDER), True, name)
+    """Longest first; ties by name."""
+    return (-SECONDS.get(name, UNKNOWN_SECONDS), name)
 
 
 def runs(platforms):
     """site@platform for each platform (Ubuntu first: its toolkit downloads are the largest), then the role
-    scenarios in the order site.yml runs the roles when Debian 12 is among the platforms."""
+    scenarios, the longest first, when Debian 12 is among the platforms."""
     out = ["%s@%s" % (SITE, p) for p in sorted(platforms, key=lambda p: (not p.startswith("ubuntu"), p))]
     if DEFAULT_PLATFORM in platforms:
         out += sorted((name for name in present if name != SITE and name not in COVERED_BY_SITE), key=rank)
     return out
 
 
+def check_step(run):
+    """The Molecule step that stands for the check pass of RUN: check, or prepare (skipped once prepared)."""
+    scenario, _sep, platform = run.partition("@")
+    if scenario == SITE and (platform or DEFAULT_PLATFORM) not in SITE_CHECK_PLATFORMS:
+        return "prepare"
+    return "check"
+
+
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--check-step"]:
+        print(check_step(sys.argv[2]))
+        sys.exit(0)
     wanted = sys.argv[1:] or PLATFORMS
     unknown = sorted(set(wanted) - set(PLATFORMS))
     if unknown:

@@ -3,6 +3,7 @@ maintains (nvidia_driver_branch=auto), held, honest about no driver."""
 import re
 
 import pytest
+from testinfra.modules.ansible import AnsibleException
 
 # Per platform: the user-space packages and the branch that auto installs.
 PLATFORMS = {
@@ -85,3 +86,24 @@ def test_gpu_facts_reports_no_driver_honestly(host):
     assert nvidia["driver_loaded"] is False
     assert nvidia["reason"], nvidia
     assert nvidia["gpu_count"] == 0
+
+
+def gpu_health(host, args):
+    """gpu_health's result; testinfra raises on a failed module (older Ansible) or returns it (2.19 drops "failed")."""
+    try:
+        return host.ansible("gpuops.gpu_server.gpu_health", args, check=False)
+    except AnsibleException as failed:
+        return failed.result
+
+
+def test_gpu_health_fails_without_a_driver_naming_the_check(host):
+    # The same real nvidia-smi: gpu_health fails (its default fail_on) naming the driver, and with fail_on=never it
+    # returns the same verdict without failing (no failure message).
+    result = gpu_health(host, "")
+    assert result["status"] == "fail", result
+    assert result.get("msg", "").startswith("GPU health is fail: NVIDIA driver not usable"), result
+    report = gpu_health(host, "fail_on=never")
+    assert "msg" not in report and not report.get("failed"), report
+    driver = [c for c in report["checks"] if c["check"] == "driver_loaded"]
+    assert report["status"] == "fail" and [c["status"] for c in driver] == ["fail"], report
+    assert report["nvidia"]["reason"], report["nvidia"]
