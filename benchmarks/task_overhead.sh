@@ -2,7 +2,9 @@
 # What one task costs against a test container, the unit every Molecule stage is made of: 20 `command: "true"` and 20
 # `stat` loop items (one module run each) and 20 debug items (controller only), with the community.docker.docker
 # connection and pipelining as the scenarios use them, then the same play under Mitogen's mitogen_linear strategy
-# (mitogen from PyPI, installed with --target into .cache/mitogen: this script's own copy, not part of the toolchain).
+# (mitogen from PyPI, installed with --target into .cache/mitogen-VERSION: this script's own copy, not part of the
+# toolchain), once with the connection named as Molecule's docker driver names it (community.docker.docker, which
+# Mitogen does not take over: no gain) and once as "docker" (Mitogen's own docker connection).
 # Usage, from the repository root after `make venv image`, with dockerd running:
 #   bash benchmarks/task_overhead.sh [MITOGEN_VERSION]     (default 0.3.54)
 # Numbers depend on the machine and its load; they are printed, never asserted.
@@ -57,6 +59,7 @@ run() {
 }
 
 run plain community.docker.docker
+run mitogen-fqcn community.docker.docker PYTHONPATH="$MITOGEN_DIR" ANSIBLE_STRATEGY_PLUGINS="$MITOGEN_DIR/ansible_mitogen/plugins/strategy" ANSIBLE_STRATEGY=mitogen_linear
 # Mitogen takes over the builtin "docker" connection name (its mitogen_docker).
 run mitogen docker PYTHONPATH="$MITOGEN_DIR" ANSIBLE_STRATEGY_PLUGINS="$MITOGEN_DIR/ansible_mitogen/plugins/strategy" \
   ANSIBLE_STRATEGY=mitogen_linear
