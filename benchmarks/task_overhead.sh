@@ -59,7 +59,8 @@ run() {
 }
 
 run plain community.docker.docker
-run mitogen-fqcn community.docker.docker PYTHONPATH="$MITOGEN_DIR" ANSIBLE_STRATEGY_PLUGINS="$MITOGEN_DIR/ansible_mitogen/plugins/strategy" ANSIBLE_STRATEGY=mitogen_linear
+run mitogen-fqcn community.docker.docker PYTHONPATH="$MITOGEN_DIR" \
+  ANSIBLE_STRATEGY_PLUGINS="$MITOGEN_DIR/ansible_mitogen/plugins/strategy" ANSIBLE_STRATEGY=mitogen_linear
 # Mitogen takes over the builtin "docker" connection name (its mitogen_docker).
 run mitogen docker PYTHONPATH="$MITOGEN_DIR" ANSIBLE_STRATEGY_PLUGINS="$MITOGEN_DIR/ansible_mitogen/plugins/strategy" \
   ANSIBLE_STRATEGY=mitogen_linear
