@@ -18,7 +18,6 @@ EPHEMERAL = os.environ["MOLECULE_EPHEMERAL_DIRECTORY"]
 PROJECT = os.environ["MOLECULE_PROJECT_DIRECTORY"]
 PLAYBOOK = os.path.join(PROJECT, "playbooks", "upgrade_driver.yml")
 KUBECTL_LOG = os.path.join(EPHEMERAL, "kubectl.log")
-RUNS = {}
 
 
 def upgrade(*args):
@@ -91,9 +90,7 @@ def test_check_mode_prints_the_plan_per_batch_and_changes_nothing():
 
 @pytest.fixture(scope="module")
 def rollout():
-    if "rollout" not in RUNS:
-        RUNS["rollout"] = upgrade(*limit(1, 2, 3))
-    return RUNS["rollout"]
+    return upgrade(*limit(1, 2, 3))
 
 
 def test_rollout_stops_at_the_failed_host(rollout):
@@ -136,9 +133,7 @@ def test_host_3_was_never_touched(rollout):
 
 @pytest.fixture(scope="module")
 def second_run(rollout):
-    if "second" not in RUNS:
-        RUNS["second"] = upgrade(*limit(1, 3, 4))
-    return RUNS["second"]
+    return upgrade(*limit(1, 3, 4))
 
 
 def test_second_run_upgrades_host_3_and_skips_the_others(second_run):
