@@ -9,7 +9,7 @@ import urllib.request
 import pytest
 
 CA = os.path.join(os.environ.get("MOLECULE_EPHEMERAL_DIRECTORY", ""), "pki", "ca.crt")
-PASSWORD = "correct horse battery staple"
+PASSWORD = "gpuops-jupyter-test-Qx7-Lm2"
 
 
 @pytest.fixture(scope="module")
