@@ -1,15 +1,19 @@
 """Verify the jupyter role: pinned, unprivileged, TLS from the collection's CA, argon2 password, no anonymous access;
-a real browser logs in and runs a cell. DRAFT (wip/jupyter): not run yet."""
-import json
+a real browser (headless Chromium) logs in, runs a cell and reads its output; a wrong password is refused."""
 import os
 import ssl
+import sys
 import urllib.error
 import urllib.request
 
 import pytest
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tests", "browser"))
+import jupyterlab  # noqa: E402  (tests/browser: the browser helpers shared with the site scenario)
+
 CA = os.path.join(os.environ.get("MOLECULE_EPHEMERAL_DIRECTORY", ""), "pki", "ca.crt")
 PASSWORD = "gpuops-jupyter-test-Qx7-Lm2"
+NOTEBOOK = "gpuops-browser-check.ipynb"
 
 
 @pytest.fixture(scope="module")
@@ -58,5 +62,34 @@ def test_plain_http_refused(address):
         urllib.request.urlopen("http://%s:8888/api/contents" % address, timeout=10).read()
 
 
-# TODO(wip): selenium + Debian's chromium-driver: log in with PASSWORD, open a notebook, run `print(6 * 7)`, read 42,
-# keep a screenshot in build/artifacts/jupyterlab.png; a wrong password is refused.
+@pytest.fixture(scope="module")
+def certificate(address):
+    return jupyterlab.verified_certificate(address, 8888, CA)
+
+
+@pytest.fixture(scope="module")
+def notebook(host):
+    """A notebook with one code cell in the notebook directory, owned by the service user, as a user's upload is."""
+    path = "/srv/jupyter/notebooks/%s" % NOTEBOOK
+    host.run("echo %s | base64 -d > %s && chown jupyter:jupyter %s", jupyterlab.notebook_b64(), path, path)
+    assert host.file(path).exists
+    yield NOTEBOOK
+    host.run("rm -f %s", path)
+
+
+def test_browser_logs_in_with_the_password_and_runs_a_cell(address, certificate, notebook):
+    url = "https://%s:8888" % address
+    with jupyterlab.browser(certificate) as driver:
+        jupyterlab.log_in(driver, url, password=PASSWORD)
+        jupyterlab.lab_loaded(driver)
+        output = jupyterlab.run_first_cell(driver, url, notebook, "jupyterlab.png")
+    assert output.startswith("gpuops 42 3."), output
+
+
+def test_browser_login_with_a_wrong_password_is_refused(address, certificate):
+    url = "https://%s:8888" % address
+    with jupyterlab.browser(certificate) as driver:
+        jupyterlab.log_in(driver, url, password=PASSWORD + "-wrong")
+        jupyterlab.wait(driver, 30, lambda d: "Invalid credentials" in d.page_source, "no refusal on the page")
+        assert "/login" in driver.current_url
+        assert not driver.find_elements("css selector", "#jp-main-dock-panel")
