@@ -65,8 +65,13 @@ api = _monitoring.api
 eventually = _monitoring.eventually
 
 
-# ---- JupyterLab with the demo's token (jupyter_password unset) ----
+# ---- JupyterLab: the demo's token, or a password on PASSWORD_PLATFORM (converge.yml) ----
+PASSWORD_PLATFORM = "ubuntu2204"
+token_only = pytest.mark.skipif(PLATFORM == PASSWORD_PLATFORM, reason="JupyterLab has a password on %s" % PLATFORM)
+password_only = pytest.mark.skipif(PLATFORM != PASSWORD_PLATFORM, reason="JupyterLab has the demo's token here")
 
+
+@token_only
 def test_jupyter_token_is_root_only_and_no_password_hash(host):
     token = host.file("/etc/gpuops-jupyter/token")
     assert token.user == "root" and token.mode == 0o600 and len(token.content_string.strip()) == 48
@@ -74,6 +79,7 @@ def test_jupyter_token_is_root_only_and_no_password_hash(host):
     assert "LoadCredential=token:" in host.file("/etc/systemd/system/gpuops-jupyter.service").content_string
 
 
+@token_only
 def test_browser_logs_in_with_the_token_and_runs_a_cell(host, address, certificate, notebook):
     token = host.check_output("cat /etc/gpuops-jupyter/token").strip()
     url = "https://%s:8888" % address
@@ -82,6 +88,22 @@ def test_browser_logs_in_with_the_token_and_runs_a_cell(host, address, certifica
         _jupyter.jupyterlab.lab_loaded(driver)
         output = _jupyter.jupyterlab.run_first_cell(driver, url, notebook, "jupyterlab-site-%s.png" % PLATFORM)
     assert output.startswith("gpuops 42 3."), output
+
+
+@password_only
+def test_jupyter_password_stored_only_as_argon2_hash(host):
+    _jupyter.test_password_stored_only_as_argon2_hash(host)
+    assert not host.file("/etc/gpuops-jupyter/token").exists
+
+
+@password_only
+def test_browser_logs_in_with_the_password_and_runs_a_cell(address, certificate, notebook):
+    _jupyter.test_browser_logs_in_with_the_password_and_runs_a_cell(address, certificate, notebook)
+
+
+@password_only
+def test_browser_login_with_a_wrong_password_is_refused(address, certificate):
+    _jupyter.test_browser_login_with_a_wrong_password_is_refused(address, certificate)
 
 
 # ---- Docker on the GPU server ----
