@@ -50,6 +50,10 @@ image: ## Build the systemd test images of PLATFORMS side by side (each skipped 
 	  'bash tests/images/build.sh {} >build/images/{}.log 2>&1 && tail -n 1 build/images/{}.log \
 	   || { echo "image {} failed:"; tail -n 40 build/images/{}.log; exit 1; }'
 
+.PHONY: wheels
+wheels: venv ## Download JupyterLab's pinned wheels for the Python of PLATFORMS into .cache/wheels (each kept once complete)
+	bash scripts/wheelhouse.sh $(sort $(PLATFORMS) $(PLATFORM))
+
 .PHONY: lint
 lint: venv ## yamllint and ansible-lint (production profile)
 	$(BIN)/yamllint -s .
@@ -80,7 +84,7 @@ promtool: venv ## promtool unit tests of the GPU alert rules, and the Grafana da
 	bash tests/promtool/run.sh
 
 .PHONY: molecule
-molecule: venv image ## Every Molecule run, MOLECULE_JOBS (2) at a time (SCENARIOS="base site@ubuntu2404" for a few)
+molecule: venv image wheels ## Every Molecule run, MOLECULE_JOBS (2) at a time (SCENARIOS="base site@ubuntu2404" for a few)
 	MOLECULE_JOBS=$(MOLECULE_JOBS) bash scripts/molecule-all.sh $(SCENARIOS)
 
 .PHONY: role-docs
@@ -122,7 +126,7 @@ test: host checks molecule ## Everything CI runs
 
 .PHONY: demo
 demo: PLATFORMS := $(PLATFORM)
-demo: host venv image ## Converge site.yml on a local container (gpuops-demo) of PLATFORM (debian12, debian13, ubuntu2204, ubuntu2404)
+demo: host venv image wheels ## Converge site.yml on a local container (gpuops-demo) of PLATFORM (debian12, debian13, ubuntu2204, ubuntu2404)
 	@if ! docker inspect -f '{{.State.Running}}' $(DEMO_NAME) 2>/dev/null | grep -q true; then \
 	  docker rm -f $(DEMO_NAME) >/dev/null 2>&1 || true; \
 	  rm -f .cache/facts/*$(DEMO_NAME); \
@@ -130,6 +134,7 @@ demo: host venv image ## Converge site.yml on a local container (gpuops-demo) of
 	    --cap-add SYS_ADMIN --cap-add NET_ADMIN --cap-add NET_RAW --cap-add MKNOD \
 	    --security-opt seccomp=unconfined --security-opt apparmor=unconfined --cgroupns=host \
 	    -v /sys/fs/cgroup:/sys/fs/cgroup:rw -v gpuops-demo-docker:/var/lib/docker -v gpuops-demo-containerd:/var/lib/containerd \
+	    -v $(CURDIR)/.cache/wheels/$(PLATFORM):/opt/gpuops-wheels:ro \
 	    --tmpfs /run --tmpfs /run/lock --tmpfs /tmp $(IMAGE) /lib/systemd/systemd >/dev/null; \
 	  echo "started container $(DEMO_NAME) from $(IMAGE)"; \
 	elif [[ "$$(docker inspect -f '{{.Config.Image}}' $(DEMO_NAME))" != "$(IMAGE)" ]]; then \

@@ -27,6 +27,7 @@ _cuda = role_tests("cuda_toolkit")
 _hardening = role_tests("hardening")
 _logs = role_tests("log_management")
 _monitoring = role_tests("gpu_monitoring")
+_jupyter = role_tests("jupyter")
 
 # pytest collects the imported tests and fixtures as this module's own (the per-platform tables come with them).
 expected = _driver.expected
@@ -46,9 +47,14 @@ for _module, _names in [
                   "test_unattended_upgrades_exclude_nvidia_and_cuda", "test_kernel_parameters_keep_docker_forwarding",
                   "test_auditd_rules_installed_but_not_running_in_a_container"]),
     (_logs, ["test_logrotate_runs_hourly", "test_journald_settings_in_effect"]),
+    (_jupyter, ["address", "certificate", "notebook", "test_service_runs_unprivileged", "test_pinned_versions",
+                "test_tls_chain_from_the_collection_ca", "test_anonymous_api_request_refused",
+                "test_plain_http_refused"]),
 ]:
     for _name in _names:
         globals()[_name] = getattr(_module, _name)
+
+PLATFORM = os.environ.get("GPUOPS_PLATFORM", "debian12")
 
 # The demo's inventory (inventories/demo/group_vars/all.yml) opens these beside 22 and 8888.
 OPEN_PORTS = ["22", "8888", "9090", "9093", "9100"]
@@ -57,6 +63,47 @@ OPEN_PORTS = ["22", "8888", "9090", "9093", "9100"]
 PROM = _monitoring.PROM
 api = _monitoring.api
 eventually = _monitoring.eventually
+
+
+# ---- JupyterLab: the demo's token, or a password on PASSWORD_PLATFORM (converge.yml) ----
+PASSWORD_PLATFORM = "ubuntu2204"
+token_only = pytest.mark.skipif(PLATFORM == PASSWORD_PLATFORM, reason="JupyterLab has a password on %s" % PLATFORM)
+password_only = pytest.mark.skipif(PLATFORM != PASSWORD_PLATFORM, reason="JupyterLab has the demo's token here")
+
+
+@token_only
+def test_jupyter_token_is_root_only_and_no_password_hash(host):
+    token = host.file("/etc/gpuops-jupyter/token")
+    assert token.user == "root" and token.mode == 0o600 and len(token.content_string.strip()) == 48
+    assert not host.file("/etc/gpuops-jupyter/password.hash").exists
+    assert "LoadCredential=token:" in host.file("/etc/systemd/system/gpuops-jupyter.service").content_string
+
+
+@token_only
+def test_browser_logs_in_with_the_token_and_runs_a_cell(host, address, certificate, notebook):
+    token = host.check_output("cat /etc/gpuops-jupyter/token").strip()
+    url = "https://%s:8888" % address
+    with _jupyter.jupyterlab.browser(certificate) as driver:
+        _jupyter.jupyterlab.log_in(driver, url, token=token)
+        _jupyter.jupyterlab.lab_loaded(driver)
+        output = _jupyter.jupyterlab.run_first_cell(driver, url, notebook, "jupyterlab-site-%s.png" % PLATFORM)
+    assert output.startswith("gpuops 42 3."), output
+
+
+@password_only
+def test_jupyter_password_stored_only_as_argon2_hash(host):
+    _jupyter.test_password_stored_only_as_argon2_hash(host)
+    assert not host.file("/etc/gpuops-jupyter/token").exists
+
+
+@password_only
+def test_browser_logs_in_with_the_password_and_runs_a_cell(address, certificate, notebook):
+    _jupyter.test_browser_logs_in_with_the_password_and_runs_a_cell(address, certificate, notebook)
+
+
+@password_only
+def test_browser_login_with_a_wrong_password_is_refused(address, certificate):
+    _jupyter.test_browser_login_with_a_wrong_password_is_refused(address, certificate)
 
 
 # ---- Docker on the GPU server ----
