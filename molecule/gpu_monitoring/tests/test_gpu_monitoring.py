@@ -9,14 +9,59 @@ import pytest
 
 NODE = "gpuops-gpu_monitoring-node"
 SERVER = "gpuops-gpu_monitoring-server"
-PROM = "http://127.0.0.1:9090"
-ALERTMANAGER = "http://127.0.0.1:9093"
+PROM = "https://127.0.0.1:9090"
+ALERTMANAGER = "https://127.0.0.1:9093"
 DASHBOARD = os.path.join(os.path.dirname(__file__), "..", "..", "..", "roles", "gpu_monitoring", "files",
                          "dashboards", "gpu-fleet-overview.json")
+# Every endpoint: https (verified against the collection's CA that the pki role installs) with basic auth.
+USER = "gpuops"
+CA = "/etc/gpuops-pki/ca.crt"
+# The monitoring server keeps the password for Prometheus' scrapes (root and the prometheus group only); a GPU node
+# only has its hash, so the node's tests use the scenario's password (molecule.yml).
+PASSWORD_FILE = "/etc/gpuops-monitoring/web-password"
+NODE_PASSWORD = "gpu-monitoring-scenario-password"
 
-FETCH = ("import json, sys, urllib.parse, urllib.request; "
-         "url = sys.argv[1] + ('?' + urllib.parse.urlencode(json.loads(sys.argv[2])) if sys.argv[2] != '{}' else ''); "
-         "print(urllib.request.urlopen(url, timeout=10).read().decode())")
+# One request made on a host: prints the HTTP status, then the body (or "refused: <error>" when no HTTP answer came).
+REQUEST = """
+import base64, json, ssl, sys, urllib.error, urllib.parse, urllib.request
+url, params, user, password, method, cafile = sys.argv[1:7]
+if params != "{}":
+    url += "?" + urllib.parse.urlencode(json.loads(params))
+request = urllib.request.Request(url, method=method, data=b"{}" if method == "POST" else None,
+                                 headers={"Content-Type": "application/json"})
+if user:
+    request.add_header("Authorization", "Basic " + base64.b64encode((user + ":" + password).encode()).decode())
+try:
+    response = urllib.request.urlopen(request, timeout=10, context=ssl.create_default_context(cafile=cafile))
+    print(response.status)
+    print(response.read().decode())
+except urllib.error.HTTPError as error:
+    print(error.code)
+except Exception as error:  # a TLS server that drops or answers 400 to a plain-HTTP client, a closed port
+    print("refused: %s" % error)
+"""
+
+
+def password(host):
+    """The endpoints' password: the monitoring server's password file, else (a GPU node) the scenario's."""
+    if host.file(PASSWORD_FILE).exists:
+        return host.file(PASSWORD_FILE).content_string.strip()
+    return NODE_PASSWORD
+
+
+def request(host, url, user=None, secret=None, method="GET", **params):
+    """(status, body) of one request made on ``host``; user/secret None: no Authorization header."""
+    out = host.check_output("python3 -c %s %s %s %s %s %s %s", REQUEST, url, json.dumps(params), user or "",
+                            secret or "", method, CA)
+    lines = out.split("\n", 1)
+    return lines[0], lines[1] if len(lines) > 1 else ""
+
+
+def fetch(host, url, **params):
+    """The body of an authenticated https request, verified against the CA; fails on any other answer."""
+    status, body = request(host, url, USER, password(host), **params)
+    assert status == "200", (url, status, body)
+    return body
 
 
 def name_of(host):
@@ -29,8 +74,7 @@ def only_on(host, name):
 
 
 def api(host, url, **params):
-    out = host.check_output("python3 -c %s %s %s", FETCH, url, json.dumps(params))
-    return json.loads(out)
+    return json.loads(fetch(host, url, **params))
 
 
 def eventually(check, timeout=120, step=3):
@@ -54,6 +98,8 @@ def test_node_services(host):
     assert host.service("gpuops-gpu-collector.timer").is_running
     assert host.service("gpuops-gpu-collector.timer").is_enabled
     assert host.socket("tcp://0.0.0.0:9100").is_listening
+    assert "--web.config.file=/etc/gpuops-monitoring/web-node_exporter.yml" in host.file(
+        "/etc/default/prometheus-node-exporter").content_string
 
 
 @pytest.mark.parametrize("unit", ["prometheus-node-exporter", "gpuops-gpu-collector"])
@@ -91,7 +137,7 @@ def test_collector_uses_the_collections_parser(host):
 
 def test_node_exporter_serves_the_fixtures_gpu_metrics(host):
     only_on(host, NODE)
-    metrics = host.check_output("python3 -c %s %s %s", FETCH, "http://127.0.0.1:9100/metrics", "{}")
+    metrics = fetch(host, "https://127.0.0.1:9100/metrics")
     # The fixture's GPU 1 (0000:af:00.0): 100 % busy, 79 C (slowdown 88), 2 uncorrectable ECC, row remap pending.
     assert re.search(r'(?m)^gpuops_gpu_utilization_percent\{gpu="1",pci_bus_id="0000:af:00.0",[^}]*\} 100$', metrics)
     assert re.search(r'(?m)^gpuops_gpu_temperature_celsius\{gpu="1",[^}]*\} 79$', metrics)
@@ -154,6 +200,69 @@ def test_scrape_job_from_the_inventory_group(host):
     only_on(host, SERVER)
     config = host.file("/etc/prometheus/prometheus.yml").content_string
     assert '"%s:9100"' % NODE in config
+
+
+# ---- Endpoints: TLS, basic auth, nothing in plain HTTP ----
+
+ENDPOINTS = {NODE: ["https://127.0.0.1:9100/metrics"],
+             SERVER: [PROM + "/api/v1/targets", ALERTMANAGER + "/api/v2/alerts"]}
+
+
+@pytest.mark.parametrize("name,url", [(n, u) for n, urls in ENDPOINTS.items() for u in urls])
+def test_endpoint_refuses_missing_or_wrong_credentials(host, name, url):
+    only_on(host, name)
+    assert request(host, url)[0] == "401"
+    assert request(host, url, USER, "wrong-password")[0] == "401"
+    assert request(host, url, "nobody", password(host))[0] == "401"
+    assert request(host, url, USER, password(host))[0] == "200"
+
+
+@pytest.mark.parametrize("name,url", [(n, u) for n, urls in ENDPOINTS.items() for u in urls])
+def test_endpoint_refuses_plain_http(host, name, url):
+    only_on(host, name)
+    status, body = request(host, url.replace("https://", "http://"), USER, password(host))
+    assert status != "200", body
+
+
+def test_alertmanager_silence_api_refuses_anonymous_requests(host):
+    only_on(host, SERVER)
+    assert request(host, ALERTMANAGER + "/api/v2/silences", method="POST")[0] == "401"
+    assert request(host, ALERTMANAGER + "/api/v2/silences", USER, "wrong-password", method="POST")[0] == "401"
+    assert json.loads(fetch(host, ALERTMANAGER + "/api/v2/silences")) == []
+
+
+def test_node_exporter_answers_the_server_over_tls_by_the_nodes_name(host):
+    """From the monitoring server, as Prometheus scrapes it: the node's certificate is valid for its inventory name."""
+    only_on(host, SERVER)
+    assert "node_exporter_build_info" in fetch(host, "https://%s:9100/metrics" % NODE)
+
+
+def test_web_configs_hold_only_the_hash(host):
+    for name in ("node_exporter", "prometheus", "alertmanager"):
+        config = host.file("/etc/gpuops-monitoring/web-%s.yml" % name)
+        if not config.exists:
+            continue
+        assert config.user == "root" and config.group == "prometheus" and config.mode == 0o640
+        assert password(host) not in config.content_string
+        assert re.search(r'(?m)^  "gpuops": "\$2b\$', config.content_string)
+    if host.file(PASSWORD_FILE).exists:
+        secret = host.file(PASSWORD_FILE)
+        assert secret.user == "root" and secret.group == "prometheus" and secret.mode == 0o640
+        assert host.run("promtool check web-config /etc/gpuops-monitoring/web-prometheus.yml").rc == 0
+
+
+def test_all_targets_up_over_https(host):
+    only_on(host, SERVER)
+
+    def all_up():
+        targets = api(host, PROM + "/api/v1/targets")["data"]["activeTargets"]
+        return targets if targets and all(t["health"] == "up" for t in targets) else None
+    targets = eventually(all_up)
+    assert targets, api(host, PROM + "/api/v1/targets")["data"]["activeTargets"]
+    assert {t["labels"]["job"] for t in targets} == {"prometheus", "gpu_node"}
+    assert all(t["scrapeUrl"].startswith("https://") for t in targets), [t["scrapeUrl"] for t in targets]
+    alertmanagers = api(host, PROM + "/api/v1/alertmanagers")["data"]["activeAlertmanagers"]
+    assert [a["url"] for a in alertmanagers] == ["https://127.0.0.1:9093/api/v2/alerts"]
 
 
 def test_gpu_node_target_is_up(host):

@@ -6,6 +6,7 @@ import importlib.util
 import json
 import os
 import re
+import socket
 
 import pytest
 
@@ -56,8 +57,9 @@ for _module, _names in [
 
 PLATFORM = os.environ.get("GPUOPS_PLATFORM", "debian12")
 
-# The demo's inventory (inventories/demo/group_vars/all.yml) opens these beside 22 and 8888.
-OPEN_PORTS = ["22", "8888", "9090", "9093", "9100"]
+# The demo's inventory (inventories/demo/group_vars/all.yml) opens these beside 22 and 8888: Prometheus (https,
+# basic auth) and node_exporter, the latter to the monitoring server only (gpu_monitoring's entry point ports).
+OPEN_PORTS = ["22", "8888", "9090", "9100"]
 
 # The gpu_monitoring verifier's helpers: Prometheus' API through the host's python3, and a bounded retry.
 PROM = _monitoring.PROM
@@ -139,6 +141,46 @@ def test_firewall_opens_only_the_needed_ports(host):
         assert "policy drop" in chain
         allowed = sorted(set(re.findall(r"dport (\d+) accept", chain)), key=int)
     assert allowed == OPEN_PORTS, allowed
+    if host.system_info.distribution != "ubuntu":
+        # The exporter's port: from the monitoring server's address (this host's default IPv4 address) only.
+        address = _default_ipv4(host)
+        # (nft lists a one-element set as the bare address)
+        assert re.search(r"ip saddr (%s|\{ %s \}) tcp dport 9100 accept" % ((re.escape(address),) * 2), chain), chain
+        assert not re.search(r"(?m)^\s*tcp dport 9100 accept", chain), chain
+
+
+def _default_ipv4(host):
+    """The host's default IPv4 address (what Ansible's default_ipv4 fact says): the source of its default route."""
+    return host.check_output("python3 -c %s", "import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); "
+                             "s.connect(('192.0.2.1', 9)); print(s.getsockname()[0])")
+
+
+def _reachable_from_here(address, port):
+    """Whether a TCP connection from this test runner (not a monitoring server) reaches address:port."""
+    try:
+        with socket.create_connection((address, port), timeout=3):
+            return True
+    except OSError:
+        return False
+
+
+def test_exporter_port_unreachable_from_a_non_monitoring_source(host):
+    address = _default_ipv4(host)
+    # The same path reaches Prometheus (open to everyone, https and basic auth) ...
+    assert _reachable_from_here(address, 9090), "Prometheus on %s:9090 is not reachable from the runner" % address
+    # ... but not node_exporter (the monitoring server only) nor Alertmanager (not opened).
+    assert not _reachable_from_here(address, 9100)
+    assert not _reachable_from_here(address, 9093)
+
+
+def test_prometheus_refuses_anonymous_and_plain_http(host):
+    url = PROM + "/api/v1/targets"
+    assert _monitoring.request(host, url)[0] == "401"
+    assert _monitoring.request(host, url, _monitoring.USER, "wrong-password")[0] == "401"
+    assert _monitoring.request(host, url.replace("https://", "http://"), _monitoring.USER,
+                               _monitoring.password(host))[0] != "200"
+    assert _monitoring.request(host, _monitoring.ALERTMANAGER + "/api/v2/silences", method="POST")[0] == "401"
+    assert _monitoring.request(host, "https://127.0.0.1:9100/metrics")[0] == "401"
 
 
 def test_fail2ban_watches_sshd(host):
@@ -166,8 +208,9 @@ def test_utilisation_alert_at_95_percent_is_loaded(host):
 def test_node_target_is_up(host):
     def up():
         targets = api(host, PROM + "/api/v1/targets")["data"]["activeTargets"]
-        return [t for t in targets if t["labels"].get("job") == "gpu_node" and t["health"] == "up"]
-    assert eventually(up, timeout=90), "Prometheus does not scrape the node's exporter"
+        return [t for t in targets if t["labels"].get("job") == "gpu_node" and t["health"] == "up"
+                and t["scrapeUrl"].startswith("https://")]
+    assert eventually(up, timeout=90), "Prometheus does not scrape the node's exporter over https"
 
 
 # ---- OpenSCAP: the SCAP Security Guide profile of the platform, after site.yml ----

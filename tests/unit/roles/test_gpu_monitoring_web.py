@@ -1,0 +1,130 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpuops maintainers
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""gpu_monitoring's endpoint security, templated by Ansible without a host: the firewall sources computed from the
+inventory, Prometheus' https + basic-auth client settings, and Grafana's TLS settings and data source (Grafana cannot
+be installed here: apt.grafana.com is not reachable, so this is what checks its templates)."""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+ROLE = os.path.join(ROOT, 'roles', 'gpu_monitoring')
+ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), 'ansible-playbook')
+
+pytestmark = pytest.mark.skipif(not os.path.exists(ANSIBLE_PLAYBOOK), reason='ansible-playbook not in this venv')
+
+INVENTORY = '''
+all:
+  vars:
+    ansible_connection: local
+    ansible_python_interpreter: %(python)s
+  children:
+    gpu_servers:
+      hosts:
+        node-1: {ansible_host: node-1.example.com}
+        node-2: {ansible_host: 10.0.0.12}
+    monitoring:
+      hosts:
+        mon-1: {ansible_host: 10.0.0.5}
+        mon-2: {ansible_host: mon-2.example.com}
+'''
+
+PLAYBOOK = '''
+- hosts: node-1
+  gather_facts: false
+  tasks:
+    # mon-2 is known by name: its address comes from its gathered facts (faked here).
+    - ansible.builtin.set_fact:
+        ansible_default_ipv4: {address: 10.0.0.6}
+        cacheable: true
+      delegate_to: mon-2
+      delegate_facts: true
+    - ansible.builtin.include_vars: {file: "%(role)s/defaults/main.yml"}
+    - ansible.builtin.include_vars: {file: "%(role)s/vars/main.yml"}
+    - ansible.builtin.set_fact:
+        __gpu_monitoring_grafana_ca: {content: "{{ 'CA PEM' | b64encode }}"}
+    - ansible.builtin.template: {src: "%(role)s/templates/prometheus.yml.j2", dest: "%(out)s/prometheus.yml", mode: "0600"}
+    - ansible.builtin.template: {src: "%(role)s/templates/grafana-datasource.yml.j2", dest: "%(out)s/datasource.yml", mode: "0600"}
+    - ansible.builtin.copy:
+        dest: "%(out)s/vars.json"
+        mode: "0600"
+        content: "{{ {'ports': _gpu_monitoring_firewall_ports, 'grafana': _gpu_monitoring_grafana_server_settings,
+                      'node_args': _gpu_monitoring_node_exporter_args} | to_json }}"
+'''
+
+
+def render(tmp_path, **extra):
+    (tmp_path / 'inventory.yml').write_text(INVENTORY % {'python': sys.executable})
+    (tmp_path / 'play.yml').write_text(PLAYBOOK % {'role': ROLE, 'out': tmp_path})
+    extra.setdefault('gpu_monitoring_web_password', 'unit-test-password')
+    argv = [ANSIBLE_PLAYBOOK, str(tmp_path / 'play.yml'), '-i', str(tmp_path / 'inventory.yml'), '-e', json.dumps(extra)]
+    environ = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.cache', 'collections'),
+                   ANSIBLE_LOCALHOST_WARNING='false', ANSIBLE_NOCOLOR='1')
+    proc = subprocess.run(argv, env=environ, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120,
+                          universal_newlines=True, check=False)
+    assert proc.returncode == 0, proc.stdout
+    with open(str(tmp_path / 'vars.json')) as handle:
+        got = json.load(handle)
+    with open(str(tmp_path / 'prometheus.yml')) as handle:
+        got['prometheus'] = yaml.safe_load(handle)
+    with open(str(tmp_path / 'datasource.yml')) as handle:
+        got['datasource'] = yaml.safe_load(handle)
+    return got
+
+
+def test_exporter_ports_open_to_the_monitoring_servers_only(tmp_path):
+    got = render(tmp_path)
+    sources = ['10.0.0.5', '10.0.0.6']
+    assert got['ports'] == [{'port': 9100, 'proto': 'tcp', 'sources': sources}]
+    got = render(tmp_path, gpu_monitoring_exporter='nvidia_gpu_exporter', gpu_monitoring_firewall_sources=['192.0.2.0/24'])
+    assert got['ports'] == [{'port': 9100, 'proto': 'tcp', 'sources': sources + ['192.0.2.0/24']},
+                            {'port': 9835, 'proto': 'tcp', 'sources': sources + ['192.0.2.0/24']}]
+
+
+def test_no_port_without_a_source_nor_for_a_loopback_exporter(tmp_path):
+    assert render(tmp_path, gpu_monitoring_server_group='nobody')['ports'] == []
+    got = render(tmp_path, gpu_monitoring_exporter='dcgm', gpu_monitoring_node_exporter_listen_address='127.0.0.1')
+    assert got['ports'] == [{'port': 9400, 'proto': 'tcp', 'sources': ['10.0.0.5', '10.0.0.6']}]
+
+
+def test_prometheus_scrapes_and_alerts_over_https_with_basic_auth(tmp_path):
+    config = render(tmp_path)['prometheus']
+    client = {'scheme': 'https', 'tls_config': {'ca_file': '/etc/gpuops-pki/ca.crt'},
+              'basic_auth': {'username': 'gpuops', 'password_file': '/etc/gpuops-monitoring/web-password'}}
+    for job in config['scrape_configs']:
+        assert {k: job[k] for k in client} == client, job
+    manager = config['alerting']['alertmanagers'][0]
+    assert {k: manager[k] for k in client} == client
+    nodes = [t for c in config['scrape_configs'][1]['static_configs'] for t in c['targets']]
+    assert nodes == ['node-1.example.com:9100', '10.0.0.12:9100']
+    assert 'unit-test-password' not in (tmp_path / 'prometheus.yml').read_text()
+
+
+def test_plain_http_only_when_both_are_off(tmp_path):
+    got = render(tmp_path, gpu_monitoring_tls=False, gpu_monitoring_web_auth=False)
+    for job in got['prometheus']['scrape_configs']:
+        assert job['scheme'] == 'http' and 'tls_config' not in job and 'basic_auth' not in job
+    assert '--web.config.file' not in got['node_args']
+    assert '--web.config.file=/etc/gpuops-monitoring/web-node_exporter.yml' in render(tmp_path)['node_args']
+
+
+def test_grafana_serves_https_and_reads_prometheus_over_https(tmp_path):
+    got = render(tmp_path)
+    assert {s['key']: s['value'] for s in got['grafana']} == {
+        'http_addr': '0.0.0.0', 'http_port': '3000', 'protocol': 'https',
+        'cert_file': '/etc/gpuops-pki/grafana.crt', 'cert_key': '/etc/gpuops-pki/grafana.key'}
+    source = got['datasource']['datasources'][0]
+    assert source['url'] == 'https://127.0.0.1:9090'
+    assert source['basicAuth'] is True and source['basicAuthUser'] == 'gpuops'
+    assert source['jsonData'] == {'tlsAuthWithCACert': True}
+    assert source['secureJsonData'] == {'basicAuthPassword': 'unit-test-password', 'tlsCACert': 'CA PEM\n'}
