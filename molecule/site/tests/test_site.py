@@ -76,14 +76,18 @@ password_only = pytest.mark.skipif(PLATFORM != PASSWORD_PLATFORM, reason="Jupyte
 @token_only
 def test_jupyter_token_is_root_only_and_no_password_hash(host):
     token = host.file("/etc/gpuops-jupyter/token")
-    assert token.user == "root" and token.mode == 0o600 and len(token.content_string.strip()) == 48
+    assert token.user == "root" and token.mode == 0o600
+    assert re.fullmatch(r"JUPYTER_TOKEN=[A-Za-z0-9]{48}", token.content_string.strip())
     assert not host.file("/etc/gpuops-jupyter/password.hash").exists
-    assert "LoadCredential=token:" in host.file("/etc/systemd/system/gpuops-jupyter.service").content_string
+    unit = host.file("/etc/systemd/system/gpuops-jupyter.service").content_string
+    assert "EnvironmentFile=/etc/gpuops-jupyter/token" in unit and "User=jupyter" in unit
+    # The service user cannot read it.
+    assert host.run("runuser -u jupyter -- cat /etc/gpuops-jupyter/token").rc != 0
 
 
 @token_only
 def test_browser_logs_in_with_the_token_and_runs_a_cell(host, address, certificate, notebook):
-    token = host.check_output("cat /etc/gpuops-jupyter/token").strip()
+    token = host.check_output("cat /etc/gpuops-jupyter/token").strip().split("=", 1)[1]
     url = "https://%s:8888" % address
     with _jupyter.jupyterlab.browser(certificate) as driver:
         _jupyter.jupyterlab.log_in(driver, url, token=token)
