@@ -86,11 +86,14 @@ def lab_loaded(driver, seconds=90):
 
 def notebook_b64(source=CELL):
     """A notebook with one code cell, base64-encoded for a shell on the host (no quoting to get wrong)."""
-    return base64.b64encode(json.dumps({"cells": [{"cell_type": "code", "execution_count": None, "id": "gpuops-check", "metadata": {},
-                                  "outputs": [], "source": [source]}],
-                       "metadata": {"kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python",
-                                                   "name": "python3"}},
-                       "nbformat": 4, "nbformat_minor": 5}).encode()).decode()
+    notebook = {
+        "cells": [{"cell_type": "code", "execution_count": None, "id": "gpuops-check", "metadata": {}, "outputs": [],
+                   "source": [source]}],
+        "metadata": {"kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    return base64.b64encode(json.dumps(notebook).encode()).decode()
 
 
 def run_first_cell(driver, url, notebook, screenshot):
