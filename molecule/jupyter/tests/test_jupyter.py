@@ -18,7 +18,10 @@ NOTEBOOK = "gpuops-browser-check.ipynb"
 
 @pytest.fixture(scope="module")
 def address(host):
-    return host.check_output("hostname -I").split()[0]
+    """The host's default-route address, the one this controller reaches (`hostname -I` may list the bridge of a
+    Docker engine inside the host first)."""
+    return host.check_output("python3 -c %s", "import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); "
+                             "s.connect(('192.0.2.1', 9)); print(s.getsockname()[0])")
 
 
 def test_service_runs_unprivileged(host):
