@@ -30,9 +30,7 @@ SITE = "site"
 # runnable by name (make molecule SCENARIOS=nvidia_driver) for work on one role.
 # gpu_plugins: the real Debian nvidia-smi without a GPU; site@debian12 installs it through the driver role and imports
 # the same checks (molecule/nvidia_driver/tests: nvidia-smi fails on NVML, gpu_facts and gpu_health say so).
-# jupyter: site runs the role with the demo's token on three platforms and with a password on Ubuntu 22.04, and imports
-# the jupyter scenario's tests (the browser logins, the argon2 hash, TLS from the CA, the refusals).
-COVERED_BY_SITE = ["nvidia_driver", "cuda_toolkit", "gpu_plugins", "jupyter"]
+COVERED_BY_SITE = ["nvidia_driver", "cuda_toolkit", "gpu_plugins"]
 
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "molecule")
 present = sorted(d for d in os.listdir(root) if os.path.isfile(os.path.join(root, d, "molecule.yml")))
