@@ -7,19 +7,12 @@
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-import json
 import os
 import re
-import subprocess
-import sys
 
-import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 ROLE = os.path.join(ROOT, 'roles', 'gpu_monitoring')
-ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), 'ansible-playbook')
-
-pytestmark = pytest.mark.skipif(not os.path.exists(ANSIBLE_PLAYBOOK), reason='ansible-playbook not in this venv')
 
 PLAYBOOK = '''
 - hosts: localhost
@@ -37,22 +30,14 @@ PLAYBOOK = '''
 '''
 
 
-def render(tmp_path, **extra):
-    out = tmp_path / 'out.json'
-    playbook = tmp_path / 'play.yml'
-    playbook.write_text(PLAYBOOK % {'role': ROLE, 'out': out})
-    argv = [ANSIBLE_PLAYBOOK, str(playbook), '-i', 'localhost,', '-c', 'local',
-            '-e', 'ansible_python_interpreter=%s' % sys.executable, '-e', json.dumps(extra)]
-    environ = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.cache', 'collections'),
-                   ANSIBLE_LOCALHOST_WARNING='false', ANSIBLE_NOCOLOR='1')
-    proc = subprocess.run(argv, env=environ, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120,
-                          universal_newlines=True, check=False)
+def render(ansible_play, **extra):
+    proc, got = ansible_play(PLAYBOOK, extra, role=ROLE)
     assert proc.returncode == 0, proc.stdout
-    return json.loads(out.read_text())
+    return got
 
 
-def test_ipv4_and_ipv6_listen_addresses(tmp_path):
-    got = render(tmp_path, gpu_monitoring_node_exporter_listen_address='::', gpu_monitoring_node_exporter_port=9100,
+def test_ipv4_and_ipv6_listen_addresses(ansible_play):
+    got = render(ansible_play, gpu_monitoring_node_exporter_listen_address='::', gpu_monitoring_node_exporter_port=9100,
                  gpu_monitoring_prometheus_listen_address='0.0.0.0', gpu_monitoring_prometheus_port=9090,
                  gpu_monitoring_alertmanager_listen_address='::', gpu_monitoring_alertmanager_port=9093)
     assert got['node'] == '[::]:9100'
@@ -60,16 +45,16 @@ def test_ipv4_and_ipv6_listen_addresses(tmp_path):
     assert got['alertmanager_local'] == '[::1]:9093'
 
 
-def test_the_collectors_parsers_come_from_the_installed_collection(tmp_path):
-    got = render(tmp_path)
+def test_the_collectors_parsers_come_from_the_installed_collection(ansible_play):
+    got = render(ansible_play)
     for name in got['modules']:
         assert os.path.isfile(os.path.join(got['parsers'], name)), name
     assert os.path.samefile(got['parsers'], os.path.join(ROOT, 'plugins', 'module_utils'))
 
 
-def test_the_collector_ships_every_module_its_parsers_import(tmp_path):
+def test_the_collector_ships_every_module_its_parsers_import(ansible_play):
     """The collector's parsers import only what is shipped with them (module_utils/_data_xid.py for _kernel_log)."""
-    got = render(tmp_path)
+    got = render(ansible_play)
     pattern = re.compile(r'^from ansible_collections\.gpuops\.gpu_server\.plugins\.module_utils(?:\.(\w+))? import (\w+)')
     for name in got['modules']:
         with open(os.path.join(got['parsers'], name)) as f:

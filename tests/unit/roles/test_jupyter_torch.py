@@ -8,18 +8,12 @@ CUDA, and an unpublished one is refused before anything is installed, naming wha
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-import json
 import os
-import subprocess
-import sys
 
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 ROLE = os.path.join(ROOT, 'roles', 'jupyter')
-ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), 'ansible-playbook')
-
-pytestmark = pytest.mark.skipif(not os.path.exists(ANSIBLE_PLAYBOOK), reason='ansible-playbook not in this venv')
 
 RENDER = '''
 - hosts: localhost
@@ -43,19 +37,6 @@ REFUSE = '''
 '''
 
 
-def play(tmp_path, text, extra):
-    out = tmp_path / 'out.json'
-    playbook = tmp_path / 'play.yml'
-    playbook.write_text(text % {'role': ROLE, 'out': out})
-    argv = [ANSIBLE_PLAYBOOK, str(playbook), '-i', 'localhost,', '-c', 'local',
-            '-e', 'ansible_python_interpreter=%s' % sys.executable, '-e', json.dumps(extra)]
-    environ = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.cache', 'collections'),
-                   ANSIBLE_LOCALHOST_WARNING='false', ANSIBLE_NOCOLOR='1')
-    proc = subprocess.run(argv, env=environ, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120,
-                          universal_newlines=True, check=False)
-    return proc, (json.loads(out.read_text()) if out.exists() else None)
-
-
 @pytest.mark.parametrize('torch, cuda, variant', [
     ('2.7.1', '11.8', 'cu118'),   # Debian 12's toolkit
     ('2.7.1', '12.4', 'cu118'),   # Debian 13's: 2.7.1 has no cu124, and cu126 needs a newer driver
@@ -63,8 +44,8 @@ def play(tmp_path, text, extra):
     ('2.7.1', '13.0', 'cu128'),
     ('2.9.0', '13.0', 'cu130'),
 ])
-def test_newest_published_variant_not_above_the_host_cuda(tmp_path, torch, cuda, variant):
-    proc, got = play(tmp_path, RENDER, {'jupyter_torch_version': torch, 'jupyter_torch_cuda_version': cuda})
+def test_newest_published_variant_not_above_the_host_cuda(ansible_play, torch, cuda, variant):
+    proc, got = ansible_play(RENDER, {'jupyter_torch_version': torch, 'jupyter_torch_cuda_version': cuda}, role=ROLE)
     assert proc.returncode == 0, proc.stdout
     assert got['variant'] == variant
     assert variant in got['published']
@@ -76,8 +57,8 @@ def test_newest_published_variant_not_above_the_host_cuda(tmp_path, torch, cuda,
     ({'jupyter_torch_version': '2.7.1', 'jupyter_torch_variant': 'cu124'},
      'jupyter_torch_variant=cu124 is not among them'),
 ])
-def test_unpublished_variant_refused_naming_the_published_ones(tmp_path, extra, says):
-    proc, _got = play(tmp_path, REFUSE, dict(extra, jupyter_venv='/nonexistent'))
+def test_unpublished_variant_refused_naming_the_published_ones(ansible_play, extra, says):
+    proc, _got = ansible_play(REFUSE, dict(extra, jupyter_venv='/nonexistent'), role=ROLE)
     assert proc.returncode != 0
     assert 'PyTorch 2.7.1 is published for cu118, cu126, cu128' in proc.stdout, proc.stdout
     assert says in proc.stdout, proc.stdout
