@@ -9,19 +9,12 @@ be installed here: apt.grafana.com is not reachable, so this is what checks its 
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-import json
 import os
-import subprocess
-import sys
 
-import pytest
 import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 ROLE = os.path.join(ROOT, 'roles', 'gpu_monitoring')
-ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), 'ansible-playbook')
-
-pytestmark = pytest.mark.skipif(not os.path.exists(ANSIBLE_PLAYBOOK), reason='ansible-playbook not in this venv')
 
 INVENTORY = '''
 all:
@@ -49,56 +42,54 @@ PLAYBOOK = '''
         cacheable: true
       delegate_to: mon-2
       delegate_facts: true
+    # The node's platform (node_exporter's flag names differ by version), Debian 12 unless the test says otherwise.
+    - ansible.builtin.set_fact:
+        ansible_distribution: "{{ unit_distribution | default('Debian') }}"
+        ansible_distribution_major_version: "{{ unit_major_version | default('12') }}"
+        cacheable: true
     - ansible.builtin.include_vars: {file: "%(role)s/defaults/main.yml"}
     - ansible.builtin.include_vars: {file: "%(role)s/vars/main.yml"}
     - ansible.builtin.set_fact:
         __gpu_monitoring_grafana_ca: {content: "{{ 'CA PEM' | b64encode }}"}
-    - ansible.builtin.template: {src: "%(role)s/templates/prometheus.yml.j2", dest: "%(out)s/prometheus.yml", mode: "0600"}
-    - ansible.builtin.template: {src: "%(role)s/templates/grafana-datasource.yml.j2", dest: "%(out)s/datasource.yml", mode: "0600"}
+    - ansible.builtin.template: {src: "%(role)s/templates/prometheus.yml.j2", dest: "%(dir)s/prometheus.yml", mode: "0600"}
+    - ansible.builtin.template: {src: "%(role)s/templates/grafana-datasource.yml.j2", dest: "%(dir)s/datasource.yml", mode: "0600"}
     - ansible.builtin.copy:
-        dest: "%(out)s/vars.json"
+        dest: "%(out)s"
         mode: "0600"
         content: "{{ {'ports': _gpu_monitoring_firewall_ports, 'grafana': _gpu_monitoring_grafana_server_settings,
                       'node_args': _gpu_monitoring_node_exporter_args} | to_json }}"
 '''
 
 
-def render(tmp_path, **extra):
-    (tmp_path / 'inventory.yml').write_text(INVENTORY % {'python': sys.executable})
-    (tmp_path / 'play.yml').write_text(PLAYBOOK % {'role': ROLE, 'out': tmp_path})
+def render(ansible_play, **extra):
     extra.setdefault('gpu_monitoring_web_password', 'unit-test-password')
-    argv = [ANSIBLE_PLAYBOOK, str(tmp_path / 'play.yml'), '-i', str(tmp_path / 'inventory.yml'), '-e', json.dumps(extra)]
-    environ = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.cache', 'collections'),
-                   ANSIBLE_LOCALHOST_WARNING='false', ANSIBLE_NOCOLOR='1')
-    proc = subprocess.run(argv, env=environ, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120,
-                          universal_newlines=True, check=False)
+    proc, got = ansible_play(PLAYBOOK, extra, INVENTORY, role=ROLE)
     assert proc.returncode == 0, proc.stdout
-    with open(str(tmp_path / 'vars.json')) as handle:
-        got = json.load(handle)
-    with open(str(tmp_path / 'prometheus.yml')) as handle:
+    directory = os.path.dirname(str(proc.args[1]))
+    with open(os.path.join(directory, 'prometheus.yml')) as handle:
         got['prometheus'] = yaml.safe_load(handle)
-    with open(str(tmp_path / 'datasource.yml')) as handle:
+    with open(os.path.join(directory, 'datasource.yml')) as handle:
         got['datasource'] = yaml.safe_load(handle)
     return got
 
 
-def test_exporter_ports_open_to_the_monitoring_servers_only(tmp_path):
-    got = render(tmp_path)
+def test_exporter_ports_open_to_the_monitoring_servers_only(ansible_play):
+    got = render(ansible_play)
     sources = ['10.0.0.5', '10.0.0.6']
     assert got['ports'] == [{'port': 9100, 'proto': 'tcp', 'sources': sources}]
-    got = render(tmp_path, gpu_monitoring_exporter='nvidia_gpu_exporter', gpu_monitoring_firewall_sources=['192.0.2.0/24'])
+    got = render(ansible_play, gpu_monitoring_exporter='nvidia_gpu_exporter', gpu_monitoring_firewall_sources=['192.0.2.0/24'])
     assert got['ports'] == [{'port': 9100, 'proto': 'tcp', 'sources': sources + ['192.0.2.0/24']},
                             {'port': 9835, 'proto': 'tcp', 'sources': sources + ['192.0.2.0/24']}]
 
 
-def test_no_port_without_a_source_nor_for_a_loopback_exporter(tmp_path):
-    assert render(tmp_path, gpu_monitoring_server_group='nobody')['ports'] == []
-    got = render(tmp_path, gpu_monitoring_exporter='dcgm', gpu_monitoring_node_exporter_listen_address='127.0.0.1')
+def test_no_port_without_a_source_nor_for_a_loopback_exporter(ansible_play):
+    assert render(ansible_play, gpu_monitoring_server_group='nobody')['ports'] == []
+    got = render(ansible_play, gpu_monitoring_exporter='dcgm', gpu_monitoring_node_exporter_listen_address='127.0.0.1')
     assert got['ports'] == [{'port': 9400, 'proto': 'tcp', 'sources': ['10.0.0.5', '10.0.0.6']}]
 
 
-def test_prometheus_scrapes_and_alerts_over_https_with_basic_auth(tmp_path):
-    config = render(tmp_path)['prometheus']
+def test_prometheus_scrapes_and_alerts_over_https_with_basic_auth(ansible_play, tmp_path):
+    config = render(ansible_play)['prometheus']
     client = {'scheme': 'https', 'tls_config': {'ca_file': '/etc/gpuops-pki/ca.crt'},
               'basic_auth': {'username': 'gpuops', 'password_file': '/etc/gpuops-monitoring/web-password'}}
     for job in config['scrape_configs']:
@@ -110,16 +101,24 @@ def test_prometheus_scrapes_and_alerts_over_https_with_basic_auth(tmp_path):
     assert 'unit-test-password' not in (tmp_path / 'prometheus.yml').read_text()
 
 
-def test_plain_http_only_when_both_are_off(tmp_path):
-    got = render(tmp_path, gpu_monitoring_tls=False, gpu_monitoring_web_auth=False)
+def test_plain_http_only_when_both_are_off(ansible_play):
+    got = render(ansible_play, gpu_monitoring_tls=False, gpu_monitoring_web_auth=False)
     for job in got['prometheus']['scrape_configs']:
         assert job['scheme'] == 'http' and 'tls_config' not in job and 'basic_auth' not in job
     assert '--web.config.file' not in got['node_args']
-    assert '--web.config.file=/etc/gpuops-monitoring/web-node_exporter.yml' in render(tmp_path)['node_args']
+    assert '--web.config.file=/etc/gpuops-monitoring/web-node_exporter.yml' in render(ansible_play)['node_args']
 
 
-def test_grafana_serves_https_and_reads_prometheus_over_https(tmp_path):
-    got = render(tmp_path)
+def test_node_exporter_before_1_5_gets_its_old_flag_name(ansible_play):
+    # Ubuntu 22.04 ships node_exporter 1.3.1, which exits on --web.config.file (seen in site@ubuntu2204).
+    args = render(ansible_play, unit_distribution='Ubuntu', unit_major_version='22')['node_args']
+    assert '--web.config=/etc/gpuops-monitoring/web-node_exporter.yml' in args and '--web.config.file' not in args
+    args = render(ansible_play, unit_distribution='Ubuntu', unit_major_version='24')['node_args']
+    assert '--web.config.file=/etc/gpuops-monitoring/web-node_exporter.yml' in args
+
+
+def test_grafana_serves_https_and_reads_prometheus_over_https(ansible_play):
+    got = render(ansible_play)
     assert {s['key']: s['value'] for s in got['grafana']} == {
         'http_addr': '0.0.0.0', 'http_port': '3000', 'protocol': 'https',
         'cert_file': '/etc/gpuops-pki/grafana.crt', 'cert_key': '/etc/gpuops-pki/grafana.key'}
