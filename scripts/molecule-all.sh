@@ -27,6 +27,7 @@ run_one() {
   start=$(date +%s)
   GPUOPS_PLATFORM=$platform GPUOPS_TEST_IMAGE="local/$platform:latest" \
     GPUOPS_SITE_CHECK_STEP=$(python3 scripts/scenarios.py --check-step "$run") \
+    GPUOPS_SITE_IDEMPOTENCE_STEP=$(python3 scripts/scenarios.py --idempotence-step "$run") \
     MOLECULE_EPHEMERAL_DIRECTORY="$HOME/.cache/molecule/gpuops/$run" \
     flock "$lock" molecule test -s "$s" >"$logs/$run.log" 2>&1
   rc=$?

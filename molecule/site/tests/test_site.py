@@ -67,8 +67,11 @@ api = _monitoring.api
 eventually = _monitoring.eventually
 
 
-# ---- JupyterLab with the demo's token (left out on Ubuntu 22.04: see converge.yml) ----
-token_only = pytest.mark.skipif(PLATFORM == "ubuntu2204", reason="JupyterLab is left out of the site run on Ubuntu 22.04")
+# ---- JupyterLab: the demo's token, or a password on PASSWORD_PLATFORM (left out on Ubuntu 22.04: see converge.yml) ----
+PASSWORD_PLATFORM = "debian13"
+token_only = pytest.mark.skipif(PLATFORM in ("ubuntu2204", PASSWORD_PLATFORM),
+                                reason="JupyterLab is left out on Ubuntu 22.04 and has a password on %s" % PASSWORD_PLATFORM)
+password_only = pytest.mark.skipif(PLATFORM != PASSWORD_PLATFORM, reason="JupyterLab has the demo's token here")
 
 
 @token_only
@@ -92,6 +95,22 @@ def test_browser_logs_in_with_the_token_and_runs_a_cell(host, address, certifica
         _jupyter.jupyterlab.lab_loaded(driver)
         output = _jupyter.jupyterlab.run_first_cell(driver, url, notebook, "jupyterlab-site-%s.png" % PLATFORM)
     assert output.startswith("gpuops 42 3."), output
+
+
+@password_only
+def test_jupyter_password_stored_only_as_argon2_hash(host):
+    _jupyter.test_password_stored_only_as_argon2_hash(host)
+    assert not host.file("/etc/gpuops-jupyter/token").exists
+
+
+@password_only
+def test_browser_logs_in_with_the_password_and_runs_a_cell(address, certificate, notebook):
+    _jupyter.test_browser_logs_in_with_the_password_and_runs_a_cell(address, certificate, notebook)
+
+
+@password_only
+def test_browser_login_with_a_wrong_password_is_refused(address, certificate):
+    _jupyter.test_browser_login_with_a_wrong_password_is_refused(address, certificate)
 
 
 # ---- Docker on the GPU server ----
