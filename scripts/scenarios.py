@@ -35,7 +35,8 @@ SITE = "site"
 # gpu_plugins: the real Debian nvidia-smi without a GPU; site@debian12 installs it through the driver role and imports
 # the same checks (molecule/nvidia_driver/tests: nvidia-smi fails on NVML, gpu_facts and gpu_health say so).
 # jupyter: site@debian13 logs in with a password (molecule/site/converge.yml) and imports every test of the scenario.
-COVERED_BY_SITE = ["nvidia_driver", "cuda_toolkit", "gpu_plugins", "jupyter"]
+# base: the site's prepare imports base's (a dpkg lock holder, a cloud-init first boot) and its verifier every base test.
+COVERED_BY_SITE = ["nvidia_driver", "cuda_toolkit", "gpu_plugins", "jupyter", "base"]
 
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "molecule")
 present = sorted(d for d in os.listdir(root) if os.path.isfile(os.path.join(root, d, "molecule.yml")))

@@ -35,7 +35,8 @@ expected = _driver.expected
 v = _cuda.v
 for _module, _names in [
     (_base, ["test_archive_sources_have_gpu_components", "test_driver_is_visible_to_apt", "test_package_installed",
-             "test_no_kernel_headers_in_container", "test_compiler_and_dkms_run", "test_chrony_enabled"]),
+             "test_no_kernel_headers_in_container", "test_compiler_and_dkms_run", "test_chrony_enabled",
+             "test_role_waited_for_the_dpkg_lock", "test_role_waited_for_cloud_init"]),
     (_driver, ["test_userspace_packages_installed_at_the_branch", "test_packages_held",
                "test_nvidia_smi_belongs_to_the_branch", "test_no_package_of_a_refused_transitional_branch",
                "test_no_kernel_module_in_container", "test_nouveau_blacklisted", "test_unattended_upgrades_blacklist",
