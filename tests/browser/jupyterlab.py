@@ -61,8 +61,12 @@ def browser(pem):
 
 
 def wait(driver, seconds, condition, message):
+    """Poll CONDITION until it is truthy. JupyterLab re-renders while it loads: an element found in one poll can be
+    gone by the next call on it (StaleElementReferenceException, seen in a CI run); that poll counts as not yet."""
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
-    return WebDriverWait(driver, seconds, poll_frequency=0.5).until(condition, message)
+    return WebDriverWait(driver, seconds, poll_frequency=0.5,
+                         ignored_exceptions=(StaleElementReferenceException,)).until(condition, message)
 
 
 def log_in(driver, url, password=None, token=None):
