@@ -25,7 +25,7 @@ def ansible_play(tmp_path):
 
     TEXT (and INVENTORY) are %-formatted with FIELDS and `out` (the JSON file to write), `dir` (the test's tmp_path)
     and `python` (this interpreter); EXTRA goes in as extra variables. Without an inventory the play runs on
-    localhost through the local connection."""
+    localhost through the local connection. `run.dir` is that tmp_path, for the other files a playbook writes."""
     if not os.path.exists(ANSIBLE_PLAYBOOK):
         pytest.skip('ansible-playbook not in this venv')
 
@@ -48,4 +48,5 @@ def ansible_play(tmp_path):
                               universal_newlines=True, check=False)
         return proc, (json.loads(out.read_text()) if out.exists() else None)
 
+    run.dir = tmp_path
     return run

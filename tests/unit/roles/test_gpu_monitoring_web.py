@@ -65,11 +65,8 @@ def render(ansible_play, **extra):
     extra.setdefault('gpu_monitoring_web_password', 'unit-test-password')
     proc, got = ansible_play(PLAYBOOK, extra, INVENTORY, role=ROLE)
     assert proc.returncode == 0, proc.stdout
-    directory = os.path.dirname(str(proc.args[1]))
-    with open(os.path.join(directory, 'prometheus.yml')) as handle:
-        got['prometheus'] = yaml.safe_load(handle)
-    with open(os.path.join(directory, 'datasource.yml')) as handle:
-        got['datasource'] = yaml.safe_load(handle)
+    got['prometheus'] = yaml.safe_load((ansible_play.dir / 'prometheus.yml').read_text())
+    got['datasource'] = yaml.safe_load((ansible_play.dir / 'datasource.yml').read_text())
     return got
 
 
