@@ -50,6 +50,12 @@ image: ## Build the systemd test images of PLATFORMS side by side (each skipped 
 	  'bash tests/images/build.sh {} >build/images/{}.log 2>&1 && tail -n 1 build/images/{}.log \
 	   || { echo "image {} failed:"; tail -n 40 build/images/{}.log; exit 1; }'
 
+.PHONY: vm-image
+vm-image: image ## Build the cached Debian 12 VM image of the storage scenario into .cache/vm (skipped when up to date)
+	@mkdir -p build/images
+	@bash tests/vm/build.sh >build/images/vm.log 2>&1 && tail -n 1 build/images/vm.log \
+	  || { echo "vm image failed:"; tail -n 40 build/images/vm.log; exit 1; }
+
 .PHONY: wheels
 wheels: venv ## Download JupyterLab's pinned wheels for the Python of PLATFORMS into .cache/wheels (each kept once complete)
 	bash scripts/wheelhouse.sh $(sort $(PLATFORMS) $(PLATFORM))
@@ -121,10 +127,10 @@ checks: venv ## Every check but Molecule, CHECK_JOBS (2) at a time
 	$(MAKE) --no-print-directory -j $(CHECK_JOBS) --output-sync=target $(CHECKS)
 
 .PHONY: test
-# The test images and the wheelhouse (downloads and debootstrap, mostly waiting on the network) are made while the
-# checks run; Molecule follows.
+# The test images, the VM image (after the Debian 12 image it derives from) and the wheelhouse (downloads, debootstrap
+# and apt, mostly waiting on the network) are made while the checks run; Molecule follows.
 test: host venv ## Everything CI runs
-	$(MAKE) --no-print-directory -j 3 --output-sync=target checks image wheels
+	$(MAKE) --no-print-directory -j 3 --output-sync=target checks image vm-image wheels
 	$(MAKE) --no-print-directory molecule
 	@echo "all checks passed"
 

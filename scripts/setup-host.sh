@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Prepare a fresh Debian/Ubuntu machine (root) to run the demo and the tests, from the distribution:
 # the Docker engine, debootstrap (test image), make, git, shellcheck (sanity), promtool (alert rule tests),
-# apt-cacher-ng (package cache for the test containers), chromium and chromium-driver (the browser tests); dockerd and
-# the cache started
+# apt-cacher-ng (package cache for the test containers), chromium and chromium-driver (the browser tests),
+# qemu-system-x86, qemu-utils and an SSH client (the VM of the storage scenario, tests/vm); dockerd and the cache started
 # when not running.
 # Idempotent; says what it did.
 set -euo pipefail
@@ -19,13 +19,16 @@ command -v git >/dev/null 2>&1 || missing+=(git)
 command -v curl >/dev/null 2>&1 || missing+=(curl)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
+command -v qemu-system-x86_64 >/dev/null 2>&1 || missing+=(qemu-system-x86)
+command -v qemu-img >/dev/null 2>&1 || missing+=(qemu-utils)
+command -v ssh >/dev/null 2>&1 || missing+=(openssh-client)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
 if ((${#missing[@]})); then
   echo "installing ${missing[*]} ..."
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 else
-  echo "docker.io, debootstrap, make, git, shellcheck, apt-cacher-ng, promtool, chromium, chromium-driver: present"
+  echo "docker.io, debootstrap, make, git, shellcheck, apt-cacher-ng, promtool, chromium, chromium-driver, qemu, ssh: present"
 fi
 
 if docker info >/dev/null 2>&1; then

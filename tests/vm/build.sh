@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Build the cached Debian 12 VM image of the VM scenarios (molecule/storage): tests/vm/build.sh
+# This host's kernel has no md and no device-mapper, so mdadm and LUKS are tested in a QEMU guest (TCG: KVM
+# guests hang here, see /work/shared/ENVIRONMENT.md). The guest is the Docker test image local/debian12:latest
+# (tests/images/build.sh) plus a kernel, udev, sshd and the storage tools, baked in once because fork+exec in
+# the guest is ~25x slower than here:
+#   docker run (apt-get install through the host's apt-cacher-ng) -> docker export -> mke2fs -d (no mount)
+#   -> qemu-img convert.
+# Output in .cache/vm/ (GPUOPS_VM_DIR): debian12.qcow2 (ext4 root, no partition table; the base of each
+# scenario's overlay), vmlinuz and initrd.img (booted with -kernel/-initrd, so no boot loader), id_ed25519(.pub)
+# (authorized for root), root-uuid, recipe. Skipped when the recipe (this script, the base image's id, the
+# public key) is unchanged.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+VM_DIR="${GPUOPS_VM_DIR:-$root/.cache/vm}"
+BASE_IMAGE="${GPUOPS_VM_BASE_IMAGE:-local/debian12:latest}"
+ROOT_SIZE="${GPUOPS_VM_ROOT_SIZE:-6G}"
+PACKAGES=(linux-image-cloud-amd64 initramfs-tools udev dbus libpam-systemd systemd-timesyncd openssh-server
+          sudo python3 python3-apt mdadm cryptsetup cryptsetup-initramfs xfsprogs e2fsprogs rclone util-linux
+          kmod iproute2 procps ca-certificates)
+start=$(date +%s)
+
+for tool in docker mke2fs qemu-img ssh-keygen; do
+  command -v "$tool" >/dev/null || { echo "$tool is missing (scripts/setup-host.sh installs qemu-utils)" >&2; exit 1; }
+done
+image_id=$(docker image inspect -f '{{.Id}}' "$BASE_IMAGE" 2>/dev/null) \
+  || { echo "$BASE_IMAGE is missing: run tests/images/build.sh debian12 (make image) first" >&2; exit 1; }
+
+mkdir -p "$VM_DIR"
+# One build at a time (make vm-image and a scenario's create.yml may both call this).
+exec 9>"$VM_DIR/.lock"
+flock 9
+# The key pair stays across rebuilds (the recipe hashes its public half).
+[[ -f "$VM_DIR/id_ed25519" ]] || ssh-keygen -q -t ed25519 -N '' -C gpuops-test-vm -f "$VM_DIR/id_ed25519"
+RECIPE=$( { cat "$0"; echo "$image_id ${PACKAGES[*]} $ROOT_SIZE"; cat "$VM_DIR/id_ed25519.pub"; } | sha256sum | cut -c1-12)
+
+if [[ "$(cat "$VM_DIR/recipe" 2>/dev/null)" == "$RECIPE" && -f "$VM_DIR/debian12.qcow2" \
+      && -f "$VM_DIR/vmlinuz" && -f "$VM_DIR/initrd.img" ]]; then
+  echo "vm image $VM_DIR/debian12.qcow2 is up to date (recipe $RECIPE); build skipped in $(( $(date +%s) - start )) s"
+  exit 0
+fi
+
+WORK=$(mktemp -d /tmp/gpuops-vm.XXXXXX)
+CONTAINER="gpuops-vm-build-$$"
+cleanup() { docker rm -f "$CONTAINER" >/dev/null 2>&1 || true; rm -rf "$WORK"; }
+trap cleanup EXIT
+echo "building the VM image (recipe $RECIPE) from $BASE_IMAGE ..."
+
+# 1. Packages, in a container of the test image (its apt goes through the host's apt-cacher-ng when it answers).
+docker run --name "$CONTAINER" -e DEBIAN_FRONTEND=noninteractive "$BASE_IMAGE" bash -euc '
+  # MODULES=most (the default) for the initrd built here: the container cannot detect the guest'"'"'s modules.
+  mkdir -p /etc/initramfs-tools/conf.d
+  echo MODULES=most > /etc/initramfs-tools/conf.d/gpuops-build.conf
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+  lsinitramfs /boot/initrd.img-* > /tmp/initrd.list
+  for m in virtio_blk virtio_net virtio_pci nvme ext4; do
+    grep -q "/$m.ko" /tmp/initrd.list || grep -qw "$m" /lib/modules/*/modules.builtin \
+      || { echo "initrd lacks $m" >&2; exit 1; }
+  done
+  # In the guest MODULES=dep: the one rebuild a converge makes is then about a minute on TCG, not several.
+  echo MODULES=dep > /etc/initramfs-tools/conf.d/gpuops-build.conf
+  apt-get clean
+' _ "${PACKAGES[@]}" >"$WORK/install.log" 2>&1 || { tail -n 40 "$WORK/install.log" >&2; exit 1; }
+
+# 2. The root file system, configured for a VM instead of a container.
+ROOTFS="$WORK/rootfs"
+mkdir -p "$ROOTFS"
+docker export "$CONTAINER" | tar -C "$ROOTFS" --numeric-owner -xpf -
+docker rm -f "$CONTAINER" >/dev/null
+rm -f "$ROOTFS/.dockerenv"
+uuid=$(cat /proc/sys/kernel/random/uuid)
+# What tests/images/build.sh masks for containers runs in a VM; systemd-firstboot stays masked (it would prompt
+# on the console, /etc/machine-id being empty).
+for unit in getty.target systemd-udevd.service systemd-udev-trigger.service systemd-modules-load.service \
+            sys-kernel-config.mount; do
+  rm -f "$ROOTFS/etc/systemd/system/$unit"
+done
+# No apt runs of its own while a test uses apt (it would hold the lock).
+for unit in apt-daily.timer apt-daily-upgrade.timer; do ln -sf /dev/null "$ROOTFS/etc/systemd/system/$unit"; done
+echo "UUID=$uuid / ext4 errors=remount-ro 0 1" > "$ROOTFS/etc/fstab"
+echo gpuops-vm > "$ROOTFS/etc/hostname"
+printf '127.0.0.1\tlocalhost\n127.0.1.1\tgpuops-vm\n::1\tlocalhost ip6-localhost ip6-loopback\n' > "$ROOTFS/etc/hosts"
+# QEMU user networking: DHCP from 10.0.2.2, DNS at 10.0.2.3, the host (its loopback) at 10.0.2.2.
+rm -f "$ROOTFS/etc/resolv.conf"
+echo "nameserver 10.0.2.3" > "$ROOTFS/etc/resolv.conf"
+cat > "$ROOTFS/etc/systemd/network/20-wired.network" <<'NET'
+[Match]
+Name=eth* en*
+
+[Network]
+DHCP=ipv4
+NET
+ln -sf /lib/systemd/system/systemd-networkd.service \
+  "$ROOTFS/etc/systemd/system/multi-user.target.wants/systemd-networkd.service"
+# Ansible's reboot and wait_for_connection need no more than sshd; do not wait for "network online".
+ln -sf /dev/null "$ROOTFS/etc/systemd/system/systemd-networkd-wait-online.service"
+install -d -m 0700 "$ROOTFS/root/.ssh"
+install -m 0600 "$VM_DIR/id_ed25519.pub" "$ROOTFS/root/.ssh/authorized_keys"
+# sshd: no reverse DNS lookups (slow through slirp), keys only.
+printf 'UseDNS no\nPasswordAuthentication no\n' > "$ROOTFS/etc/ssh/sshd_config.d/gpuops-test.conf"
+kernel=$(find "$ROOTFS/boot" -name 'vmlinuz-*' | sort -V | tail -n1)
+initrd=$(find "$ROOTFS/boot" -name 'initrd.img-*' | sort -V | tail -n1)
+[[ -n "$kernel" && -n "$initrd" ]] || { echo "no kernel or initrd in /boot" >&2; exit 1; }
+
+# 3. ext4 from the directory (no loop mount), then qcow2.
+truncate -s "$ROOT_SIZE" "$WORK/root.raw"
+mke2fs -q -F -t ext4 -L gpuops-root -U "$uuid" -E root_owner=0:0 -d "$ROOTFS" "$WORK/root.raw" "$ROOT_SIZE"
+qemu-img convert -O qcow2 "$WORK/root.raw" "$WORK/debian12.qcow2"
+cp "$kernel" "$WORK/vmlinuz" && cp "$initrd" "$WORK/initrd.img"
+for f in debian12.qcow2 vmlinuz initrd.img; do mv -f "$WORK/$f" "$VM_DIR/$f"; done
+echo "$uuid" > "$VM_DIR/root-uuid"
+echo "$RECIPE" > "$VM_DIR/recipe"
+echo "built vm image $VM_DIR/debian12.qcow2 (recipe $RECIPE, kernel ${kernel##*/vmlinuz-}," \
+  "$(du -m "$VM_DIR/debian12.qcow2" | cut -f1) MB) in $(( $(date +%s) - start )) s"
