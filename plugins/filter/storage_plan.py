@@ -31,11 +31,13 @@ def _json(text, what, device):
 
 
 def _tree(node):
-    """Every node under (and including) an lsblk node."""
-    yield node
-    for child in node.get('children') or []:
-        for sub in _tree(child):
-            yield sub
+    """Every node under (and including) an lsblk node, depth first."""
+    out, todo = [], [node]
+    while todo:
+        current = todo.pop()
+        out.append(current)
+        todo.extend(reversed(current.get('children') or []))
+    return out
 
 
 def _mounts(node):
