@@ -1,4 +1,5 @@
 """Verify the hardening role by really trying: logins from a second container, ssh-audit, the firewall."""
+import os
 import re
 import subprocess
 import sys
@@ -39,12 +40,16 @@ def test_effective_sshd_setting(host, setting):
     assert setting in out.splitlines()
 
 
-def test_ssh_audit_reports_no_failure(host):
+def ssh_audit(host):
     # The current ssh-audit (pinned in requirements-dev.txt) runs from the controller's venv against the server's
     # address: the containers cannot reach PyPI, and Debian's ssh-audit 2.5 misjudges current OpenSSH.
     address = host.check_output("hostname -I").split()[0]
-    out = subprocess.run([sys.executable, "-m", "ssh_audit", "-n", address],
-                         capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run([sys.executable, "-m", "ssh_audit", "-n", address],
+                          capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_ssh_audit_reports_no_failure(host):
+    out = ssh_audit(host)
     assert "(gen) software: OpenSSH" in out.stdout, out.stdout + out.stderr
     assert "sntrup761x25519-sha512@openssh.com" in out.stdout, out.stdout
     fails = [ln for ln in out.stdout.splitlines() if "[fail]" in ln]
@@ -200,3 +205,26 @@ def test_fail2ban_bans_a_client_that_keeps_failing(host):
     finally:
         host.run("fail2ban-client unban --all")
     assert client("timeout 5 bash -c '</dev/tcp/%s/22'" % SERVER).rc == 0
+
+
+def test_post_quantum_only_leaves_ssh_audit_without_a_warning(host):
+    # Last, as it changes sshd: the role again with hardening_ssh_post_quantum_only, then ssh-audit 3.9 must find
+    # neither a failure nor a warning, only post-quantum key exchange, and a key login must still work.
+    ephemeral = os.environ["MOLECULE_EPHEMERAL_DIRECTORY"]
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ephemeral, "ansible.cfg"), ANSIBLE_FORCE_COLOR="0")
+    play = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "converge.yml")
+    run = subprocess.run(["ansible-playbook", play, "-i", os.environ["MOLECULE_INVENTORY_FILE"],
+                          "-e", "hardening_ssh_post_quantum_only=true", "-e", "hardening_aide_init=false"],
+                         env=env, capture_output=True, text=True, timeout=900, check=False)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    assert "post-quantum key exchange only" in host.file("/etc/ssh/sshd_config.d/00-gpuops-hardening.conf").content_string
+    out = ssh_audit(host)
+    assert "(gen) software: OpenSSH" in out.stdout, out.stdout + out.stderr
+    flagged = [ln for ln in out.stdout.splitlines() if "[fail]" in ln or "[warn]" in ln]
+    assert not flagged, "\n".join(flagged)
+    kex = re.findall(r"^\(kex\) (\S+)", out.stdout, re.M)
+    assert kex and all("sntrup761" in k or "mlkem768" in k or k.startswith("kex-strict") or k.startswith("ext-info")
+                       for k in kex), kex
+    # Debian 12's OpenSSH 9.2 client speaks sntrup761x25519: the admin still logs in.
+    login = client("%s gpuadmin@%s id -un" % (SSH, SERVER))
+    assert login.rc == 0 and login.stdout.strip() == "gpuadmin", login.stderr
