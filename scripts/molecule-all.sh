@@ -18,19 +18,28 @@ scenarios=("$@")
 ((${#scenarios[@]})) || read -r -a scenarios <<<"$(python3 scripts/scenarios.py)"
 
 run_one() {
-  local run=$1 s platform start rc lock
+  local run=$1 s platform start rc lock limit attempt
   s=${run%@*}
   platform=debian12
   [[ $run == *@* ]] && platform=${run#*@}
   lock="$logs/.$s.lock"
   grep -qE '^ *- name: .*[$][{]GPUOPS_PLATFORM' "molecule/$s/molecule.yml" && lock="$logs/.$run.lock"
   start=$(date +%s)
-  GPUOPS_PLATFORM=$platform GPUOPS_TEST_IMAGE="local/$platform:latest" \
-    GPUOPS_SITE_CHECK_STEP=$(python3 scripts/scenarios.py --check-step "$run") \
-    GPUOPS_SITE_IDEMPOTENCE_STEP=$(python3 scripts/scenarios.py --idempotence-step "$run") \
-    MOLECULE_EPHEMERAL_DIRECTORY="$HOME/.cache/molecule/gpuops/$run" \
-    flock "$lock" molecule test -s "$s" >"$logs/$run.log" 2>&1
-  rc=$?
+  # A run that hangs (an apt index refresh has hung twice in fleet_upgrade, every process asleep in poll) is killed
+  # after its limit (scripts/scenarios.py --timeout; GPUOPS_RUN_TIMEOUT overrides) and tried once more; `molecule
+  # test` begins with destroy, so the retry starts clean. The killed run's log is kept as <run>.timeout.log.
+  limit=${GPUOPS_RUN_TIMEOUT:-$(python3 scripts/scenarios.py --timeout "$run")}
+  for attempt in 1 2; do
+    GPUOPS_PLATFORM=$platform GPUOPS_TEST_IMAGE="local/$platform:latest" \
+      GPUOPS_SITE_CHECK_STEP=$(python3 scripts/scenarios.py --check-step "$run") \
+      GPUOPS_SITE_IDEMPOTENCE_STEP=$(python3 scripts/scenarios.py --idempotence-step "$run") \
+      MOLECULE_EPHEMERAL_DIRECTORY="$HOME/.cache/molecule/gpuops/$run" \
+      timeout --kill-after=30 "$limit" flock "$lock" molecule test -s "$s" >"$logs/$run.log" 2>&1
+    rc=$?
+    ((attempt == 1 && (rc == 124 || rc == 137))) || break
+    mv "$logs/$run.log" "$logs/$run.timeout.log"
+    echo "=== scenario $run ran past its $limit s and was killed: trying once more (log: build/molecule/$run.timeout.log)"
+  done
   echo "$run $rc $(( $(date +%s) - start ))" >>"$logs/results"
   if ((rc == 0)); then echo "=== scenario $run passed in $(( $(date +%s) - start )) s"
   else echo "=== scenario $run FAILED (exit $rc) in $(( $(date +%s) - start )) s: build/molecule/$run.log"; fi

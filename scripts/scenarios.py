@@ -67,6 +67,12 @@ def step(run, name, platforms):
     return name
 
 
+def run_timeout(run):
+    """Seconds RUN may take before scripts/molecule-all.sh kills it and tries once more: twice its time in a CI run,
+    at least 900 (an apt index refresh has hung twice in fleet_upgrade, with every process asleep in poll)."""
+    return max(900, 2 * SECONDS.get(run, SECONDS.get(run.partition("@")[0], UNKNOWN_SECONDS)))
+
+
 def check_step(run):
     """The step that stands for the check pass of RUN."""
     return step(run, "check", SITE_CHECK_PLATFORMS)
@@ -80,6 +86,9 @@ def idempotence_step(run):
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--check-step"]:
         print(check_step(sys.argv[2]))
+        sys.exit(0)
+    if sys.argv[1:2] == ["--timeout"]:
+        print(run_timeout(sys.argv[2]))
         sys.exit(0)
     if sys.argv[1:2] == ["--idempotence-step"]:
         print(idempotence_step(sys.argv[2]))
