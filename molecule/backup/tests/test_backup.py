@@ -3,16 +3,21 @@
 A backup, then a restore through playbooks/restore.yml into an empty directory, byte-identical (sha256 of every file);
 a backup killed half-way and re-run leaves a repository that passes restic check and loses nothing; a wrong
 repository password is a clear error and changes neither the host's files nor the repository; the metrics for
-node_exporter; the secrets are in root-only files and on no command line or in the journal.
+node_exporter; the secrets are in root-only files and on no command line or in the journal. Last, the role moves the
+host to an SFTP repository (sshd on the S3 server's container), backs up and restores from it.
 The tests run in this order (pytest keeps the file's order); each builds on the state the one before left.
 """
+import json
 import os
 import re
 import subprocess
 import time
 
+import testinfra
+
 testinfra_hosts = ["docker://gpuops-backup-a"]
 HOST_NAME = "gpuops-backup-a"
+SERVER_NAME = "gpuops-backup-s3"
 EPHEMERAL = os.environ["MOLECULE_EPHEMERAL_DIRECTORY"]
 PROJECT = os.environ["MOLECULE_PROJECT_DIRECTORY"]
 SCENARIO_DIR = os.environ.get("MOLECULE_SCENARIO_DIRECTORY", os.path.join(PROJECT, "molecule", "backup"))
@@ -201,3 +206,42 @@ def test_bad_input_fails_before_any_change(host):
     rc, out = playbook(os.path.join(SCENARIO_DIR, "converge.yml"), "-e", "backup_interval_hours=5")
     assert rc != 0 and "backup_interval_hours" in out, out
     assert host.check_output("sha256sum /etc/gpuops-backup/*") == before
+
+
+def test_sftp_repository_backup_and_restore(host):
+    server = testinfra.get_host("docker://" + SERVER_NAME)
+    # The server (prepare.yml: sshd, a login "restic") takes a key made for this client; the client knows the
+    # server's host key from ssh-keyscan (checked out of band on a real fleet).
+    key = server.check_output("rm -f /root/sftp-client /root/sftp-client.pub && ssh-keygen -q -t ed25519 -N '' -C %s "
+                              "-f /root/sftp-client && cat /root/sftp-client", HOST_NAME)
+    server.check_output("install -d -o restic -g restic -m 0700 /home/restic/.ssh && "
+                        "install -o restic -g restic -m 0600 /root/sftp-client.pub /home/restic/.ssh/authorized_keys")
+    known = host.check_output("ssh-keyscan -t ed25519 %s 2>/dev/null", SERVER_NAME)
+    assert known.startswith(SERVER_NAME + " ssh-ed25519 "), known
+    sftp = {"backup_repository_type": "sftp", "backup_sftp_host": SERVER_NAME, "backup_sftp_user": "restic",
+            "backup_sftp_path": "/srv/restic/" + HOST_NAME, "backup_sftp_private_key": key, "backup_sftp_known_hosts": [known]}
+    rc, out = playbook(os.path.join(SCENARIO_DIR, "converge.yml"), "-e", json.dumps(sftp))
+    assert rc == 0, out
+    key_body = key.splitlines()[1]
+    assert key_body not in out
+    for path in ("/etc/gpuops-backup/sftp.key", "/etc/gpuops-backup/known_hosts"):
+        f = host.file(path)
+        assert (f.user, f.group, f.mode) == ("root", "root", 0o600), path
+    assert host.file("/etc/gpuops-backup/known_hosts").content_string == known + "\n"
+    env = host.file("/etc/gpuops-backup/repository.env").content_string
+    assert "RESTIC_REPOSITORY='sftp:restic@%s:/srv/restic/%s'" % (SERVER_NAME, HOST_NAME) in env and "AWS_" not in env
+    # The repository is the server's files, owned by the SFTP login.
+    config = server.file("/srv/restic/%s/config" % HOST_NAME)
+    assert config.exists and config.user == "restic"
+
+    rc, journal = run_backup(host)
+    assert rc == 0, journal
+    assert key_body not in journal and SECRETS[0] not in journal
+    assert len(snapshots(host)) == 1
+    assert len(server.check_output("find /srv/restic/%s/data -type f", HOST_NAME).splitlines()) > 0
+    rc, out = restore("-e", "backup_restore_target=/srv/restore-sftp")
+    assert rc == 0, out
+    original = {k: v for k, v in tree_sums(host, CKPT).items() if not k.endswith(".tmp")}
+    assert tree_sums(host, "/srv/restore-sftp" + CKPT) == original and len(original) == 89
+    check = host.run("gpuops-backup restic check")
+    assert check.rc == 0 and "no errors were found" in check.stdout, check.stdout + check.stderr
