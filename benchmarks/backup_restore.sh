@@ -11,20 +11,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 size_mib=${1:-1024}
 files=${2:-256}
-moto=.cache/moto-py311
-[[ -f $moto/moto/server.py ]] || { echo "no $moto: run molecule's spot or backup prepare first" >&2; exit 1; }
 for tool in restic rclone; do
   command -v "$tool" >/dev/null || { echo "$tool is missing: apt-get install -y restic rclone" >&2; exit 1; }
 done
-work=$(mktemp -d /var/tmp/gpuops-backup-bench.XXXXXX)
-pids=()
-cleanup() { kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"; }
-trap cleanup EXIT
-unset AWS_CA_BUNDLE  # rclone's S3 client refuses a custom CA bundle with its own transport
-port=$((20000 + RANDOM % 10000))
-PYTHONPATH=$moto python3 -m moto.server -H 127.0.0.1 -p "$port" >"$work/moto.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.2; done
+# shellcheck source=benchmarks/_moto.sh
+. benchmarks/_moto.sh
+bench_start gpuops-backup-bench
+moto_start
+port=$moto_port
 
 # The tree: FILES files of random data, SIZE_MIB in all, in 16 directories.
 per_file_kib=$((size_mib * 1024 / files))

@@ -10,19 +10,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 size=${1:-1G}
-moto=.cache/moto-py311
-[[ -f $moto/moto/server.py ]] || { echo "no $moto: run molecule's spot prepare first" >&2; exit 1; }
 command -v rclone >/dev/null || { echo "rclone is missing: apt-get install rclone" >&2; exit 1; }
-work=$(mktemp -d /var/tmp/gpuops-spot-bench.XXXXXX)
-pids=()
-cleanup() { kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"; }
-trap cleanup EXIT
-unset AWS_CA_BUNDLE  # rclone's S3 client refuses a custom CA bundle with its own transport
-s3_port=$((20000 + RANDOM % 10000))
+# shellcheck source=benchmarks/_moto.sh
+. benchmarks/_moto.sh
+bench_start gpuops-spot-bench
+moto_start
+s3_port=$moto_port
 md_port=$((s3_port + 1))
 
-PYTHONPATH=$moto python3 -m moto.server -H 127.0.0.1 -p "$s3_port" >"$work/moto.log" 2>&1 &
-pids+=($!)
 mkdir -p "$work/md" "$work/ckpt" "$work/state"
 echo none >"$work/md/state"
 python3 tests/fixtures/spot/fake_metadata.py --port "$md_port" --state-file "$work/md/state" 2>"$work/md.log" &
@@ -42,14 +37,16 @@ cat >"$work/config.json" <<EOF
  "exclude": ["*.tmp"], "provider": "aws", "metadata_url": "http://127.0.0.1:$md_port", "poll_seconds": 1,
  "training_units": [], "deadline_margin_seconds": 5}
 EOF
-for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$s3_port/" && break; sleep 0.2; done
 
 head -c "$size" /dev/urandom >"$work/ckpt/ckpt-1.bin"
 touch -d '-5 min' "$work/ckpt/ckpt-1.bin"
 bytes=$(stat -c %s "$work/ckpt/ckpt-1.bin")
 
 # The floor: rclone alone, same file, same server, a fresh prefix.
-set -a; . "$work/remote.env"; set +a
+set -a
+# shellcheck source=/dev/null
+. "$work/remote.env"
+set +a
 export RCLONE_CONFIG=/dev/null
 rclone mkdir gpuops_spot:bench
 t0=$(date +%s.%N)
