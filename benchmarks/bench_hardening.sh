@@ -39,18 +39,12 @@ lynis_index() {
 }
 
 # What holds the index down: the tests that were given fewer points than their maximum, and the suggestions.
+# shellcheck source=benchmarks/_lynis.sh
+. "$ROOT/benchmarks/_lynis.sh"
 lynis_details() {
   docker exec "$NAME" cat /var/log/lynis.log > "$WORK/lynis.log"
   docker exec "$NAME" cat /var/log/lynis-report.dat > "$WORK/lynis-report.dat"
-  echo "Lynis $(sed -n 's/^lynis_version=//p' "$WORK/lynis-report.dat"):" \
-    "$(grep -o 'Currently having [0-9]* points (out of [0-9]*)' "$WORK/lynis.log" | tail -1 | sed 's/Currently having //')"
-  echo "Tests given fewer than their maximum points (count, test, points of maximum):"
-  awk '/Performing test ID/ {test = $0; sub(/.*Performing test ID /, "", test); sub(/ .*/, "", test)}
-       match($0, /assigned partial number of hardening points \([0-9]+ of [0-9]+\)/) {
-         points = substr($0, RSTART + 45, RLENGTH - 46); print "  " test " " points}' \
-    "$WORK/lynis.log" | sort | uniq -c
-  echo "Lynis suggestions:"
-  sed -n 's/^suggestion\[\]=//p' "$WORK/lynis-report.dat" | cut -d'|' -f1,2 | sed 's/^/  /'
+  lynis_summary "$WORK/lynis.log" "$WORK/lynis-report.dat"
 }
 
 echo "== fresh container from $IMAGE"

@@ -14,7 +14,7 @@ import sys
 # Seconds each role scenario took in the clean-clone CI run of 2026-12-02 (2 at a time on 2 cores); a scenario not
 # listed counts as long (it runs early).
 SECONDS = {"site@debian12": 1260, "site@debian13": 801, "site@ubuntu2404": 755, "site@ubuntu2204": 605,
-           "storage": 1600, "backup": 280, "pki": 150,
+           "storage": 1600, "backup": 280, "pki": 300,
            "fleet_upgrade": 457, "hardening": 370, "spot": 349, "gpu_monitoring": 335, "jupyter": 325,
            "gpu_monitoring_exporters": 267, "nvidia_driver_cuda_repo": 219, "base": 211, "nvidia_container_toolkit": 177,
            "cuda_toolkit_cuda_repo": 164, "docker_ce": 162, "log_management": 157, "vendor_repo": 92,

@@ -1,33 +1,46 @@
 #!/usr/bin/env bash
-# Build the cached Debian 12 VM image of the VM scenarios (molecule/storage): tests/vm/build.sh
+# Build the cached VM image of the VM scenarios (molecule/storage) and benchmarks: tests/vm/build.sh [PLATFORM]
 # This host's kernel has no md and no device-mapper, so mdadm and LUKS are tested in a QEMU guest (TCG: KVM
 # guests hang here, see /work/shared/ENVIRONMENT.md). The guest is the Docker test image local/debian12:latest
 # (tests/images/build.sh) plus a kernel, udev, sshd and the storage tools, baked in once because fork+exec in
 # the guest is ~25x slower than here:
 #   docker run (apt-get install through the host's apt-cacher-ng) -> docker export -> mke2fs -d (no mount)
 #   -> qemu-img convert.
+# PLATFORM: debian12 (default; from local/debian12:latest with linux-image-cloud-amd64) or ubuntu2404 (from
+# local/ubuntu2404:latest with Ubuntu's linux-image-virtual; tests/images/build.sh ubuntu2404 builds the base).
 # Output in .cache/vm/ (GPUOPS_VM_DIR): debian12.qcow2 (ext4 root, no partition table; the base of each
 # scenario's overlay), vmlinuz and initrd.img (booted with -kernel/-initrd, so no boot loader), id_ed25519(.pub)
-# (authorized for root), root-uuid, recipe. Skipped when the recipe (this script, the base image's id, the
-# public key) is unchanged.
+# (authorized for root), root-uuid, recipe. Other platforms write the same names in their own folder,
+# .cache/vm/PLATFORM/ (PLATFORM.qcow2, vmlinuz, initrd.img, root-uuid, recipe), with the same key pair.
+# Skipped when the recipe (this script, the base image's id, the package list, the public key) is unchanged.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+PLATFORM="${1:-debian12}"
 VM_DIR="${GPUOPS_VM_DIR:-$root/.cache/vm}"
-BASE_IMAGE="${GPUOPS_VM_BASE_IMAGE:-local/debian12:latest}"
 ROOT_SIZE="${GPUOPS_VM_ROOT_SIZE:-6G}"
-PACKAGES=(linux-image-cloud-amd64 initramfs-tools udev dbus libpam-systemd systemd-timesyncd openssh-server
+# Everything but the kernel is the same on every platform.
+PACKAGES=(initramfs-tools udev dbus libpam-systemd systemd-timesyncd openssh-server
           sudo python3 python3-apt mdadm cryptsetup cryptsetup-initramfs xfsprogs e2fsprogs rclone util-linux
           kmod iproute2 procps ca-certificates)
+case "$PLATFORM" in
+  # debian12 keeps its historical place: molecule/storage/create.yml reads .cache/vm/debian12.qcow2 etc.
+  debian12) OUT_DIR="$VM_DIR"; PACKAGES=(linux-image-cloud-amd64 "${PACKAGES[@]}") ;;
+  # linux-image-virtual: the generic kernel without linux-modules-extra and linux-firmware.
+  ubuntu2404) OUT_DIR="$VM_DIR/$PLATFORM"; PACKAGES=(linux-image-virtual "${PACKAGES[@]}") ;;
+  *) echo "unknown platform '$PLATFORM': debian12 or ubuntu2404" >&2; exit 2 ;;
+esac
+BASE_IMAGE="${GPUOPS_VM_BASE_IMAGE:-local/$PLATFORM:latest}"
+QCOW2="$OUT_DIR/$PLATFORM.qcow2"
 start=$(date +%s)
 
 for tool in docker mke2fs qemu-img ssh-keygen; do
   command -v "$tool" >/dev/null || { echo "$tool is missing (scripts/setup-host.sh installs qemu-utils)" >&2; exit 1; }
 done
 image_id=$(docker image inspect -f '{{.Id}}' "$BASE_IMAGE" 2>/dev/null) \
-  || { echo "$BASE_IMAGE is missing: run tests/images/build.sh debian12 (make image) first" >&2; exit 1; }
+  || { echo "$BASE_IMAGE is missing: run tests/images/build.sh $PLATFORM (make image) first" >&2; exit 1; }
 
-mkdir -p "$VM_DIR"
+mkdir -p "$VM_DIR" "$OUT_DIR"
 # One build at a time (make vm-image and a scenario's create.yml may both call this).
 exec 9>"$VM_DIR/.lock"
 flock 9
@@ -35,9 +48,9 @@ flock 9
 [[ -f "$VM_DIR/id_ed25519" ]] || ssh-keygen -q -t ed25519 -N '' -C gpuops-test-vm -f "$VM_DIR/id_ed25519"
 RECIPE=$( { cat "$0"; echo "$image_id ${PACKAGES[*]} $ROOT_SIZE"; cat "$VM_DIR/id_ed25519.pub"; } | sha256sum | cut -c1-12)
 
-if [[ "$(cat "$VM_DIR/recipe" 2>/dev/null)" == "$RECIPE" && -f "$VM_DIR/debian12.qcow2" \
-      && -f "$VM_DIR/vmlinuz" && -f "$VM_DIR/initrd.img" ]]; then
-  echo "vm image $VM_DIR/debian12.qcow2 is up to date (recipe $RECIPE); build skipped in $(( $(date +%s) - start )) s"
+if [[ "$(cat "$OUT_DIR/recipe" 2>/dev/null)" == "$RECIPE" && -f "$QCOW2" \
+      && -f "$OUT_DIR/vmlinuz" && -f "$OUT_DIR/initrd.img" ]]; then
+  echo "vm image $QCOW2 is up to date (recipe $RECIPE); build skipped in $(( $(date +%s) - start )) s"
   exit 0
 fi
 
@@ -85,6 +98,7 @@ printf '127.0.0.1\tlocalhost\n127.0.1.1\tgpuops-vm\n::1\tlocalhost ip6-localhost
 # QEMU user networking: DHCP from 10.0.2.2, DNS at 10.0.2.3, the host (its loopback) at 10.0.2.2.
 rm -f "$ROOTFS/etc/resolv.conf"
 echo "nameserver 10.0.2.3" > "$ROOTFS/etc/resolv.conf"
+mkdir -p "$ROOTFS/etc/systemd/network"
 cat > "$ROOTFS/etc/systemd/network/20-wired.network" <<'NET'
 [Match]
 Name=eth* en*
@@ -107,10 +121,10 @@ initrd=$(find "$ROOTFS/boot" -name 'initrd.img-*' | sort -V | tail -n1)
 # 3. ext4 from the directory (no loop mount), then qcow2.
 truncate -s "$ROOT_SIZE" "$WORK/root.raw"
 mke2fs -q -F -t ext4 -L gpuops-root -U "$uuid" -E root_owner=0:0 -d "$ROOTFS" "$WORK/root.raw" "$ROOT_SIZE"
-qemu-img convert -O qcow2 "$WORK/root.raw" "$WORK/debian12.qcow2"
+qemu-img convert -O qcow2 "$WORK/root.raw" "$WORK/$PLATFORM.qcow2"
 cp "$kernel" "$WORK/vmlinuz" && cp "$initrd" "$WORK/initrd.img"
-for f in debian12.qcow2 vmlinuz initrd.img; do mv -f "$WORK/$f" "$VM_DIR/$f"; done
-echo "$uuid" > "$VM_DIR/root-uuid"
-echo "$RECIPE" > "$VM_DIR/recipe"
-echo "built vm image $VM_DIR/debian12.qcow2 (recipe $RECIPE, kernel ${kernel##*/vmlinuz-}," \
-  "$(du -m "$VM_DIR/debian12.qcow2" | cut -f1) MB) in $(( $(date +%s) - start )) s"
+for f in "$PLATFORM.qcow2" vmlinuz initrd.img; do mv -f "$WORK/$f" "$OUT_DIR/$f"; done
+echo "$uuid" > "$OUT_DIR/root-uuid"
+echo "$RECIPE" > "$OUT_DIR/recipe"
+echo "built vm image $QCOW2 (recipe $RECIPE, kernel ${kernel##*/vmlinuz-}," \
+  "$(du -m "$QCOW2" | cut -f1) MB) in $(( $(date +%s) - start )) s"

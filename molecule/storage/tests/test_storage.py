@@ -190,9 +190,58 @@ def test_requiring_encryption_without_it_is_refused_before_any_change(host):
     assert "TASK [gpuops.gpu_server.storage : Read what is on each disk" not in out
 
 
+COLD = {"storage_name": "cold", "storage_devices": [DISK % 3], "storage_fstype": "ext4", "storage_encryption": "keyfile",
+        "storage_mount_point": "/mnt/cold",
+        "storage_directories": [{"name": "results", "owner": "trainer", "group": "trainer", "mode": "0750"}]}
+
+
+def cold_state(host):
+    """The filesystem's UUID, the LUKS header's UUID, and the crypttab and fstab lines of the volume cold."""
+    crypttab = [line.split() for line in host.file("/etc/crypttab").content_string.splitlines()
+                if line.split()[:1] == ["cold"]]
+    fstab = [line.split() for line in host.file("/etc/fstab").content_string.splitlines() if line.split()[1:2] == ["/mnt/cold"]]
+    return (host.check_output("blkid -s UUID -o value /dev/mapper/cold"), host.check_output("blkid -p -s UUID -o value %s", DISK % 3),
+            crypttab, fstab)
+
+
+def test_keyfile_volume_is_built_anew_when_its_disk_comes_back_empty(host):
+    # NVME3's ext4 "userdata" was refused above; listed in storage_wipe_devices, it becomes LUKS2 with a key file.
+    rc, out = ansible(extra=dict(COLD, storage_wipe_devices=[DISK % 3]))
+    assert rc == 0, out[-3000:]
+    assert "building the volume cold on blank disks" in out and "wiping " + DISK % 3 in out
+    fs, types, _names = layers(host, "/mnt/cold")
+    assert fs["fstype"] == "ext4" and types == ["crypt", "disk"], types
+    assert re.search(r"^Version:\s+2$", host.check_output("cryptsetup luksDump %s", DISK % 3), re.M)
+    key = host.file("/etc/gpuops-storage/cold.key")
+    assert key.user == "root" and key.group == "root" and key.mode == 0o400 and key.size == 64
+    key_sum = host.check_output("sha256sum /etc/gpuops-storage/cold.key")
+    fs_uuid, luks_uuid, crypttab, fstab = cold_state(host)
+    assert crypttab == [["cold", "UUID=" + luks_uuid, "/etc/gpuops-storage/cold.key", "luks,discard,nofail"]]
+    assert fstab == [["UUID=" + fs_uuid, "/mnt/cold", "ext4", "defaults,noatime,nofail,x-systemd.device-timeout=60s", "0", "0"]]
+    host.run_test("touch /mnt/cold/results/epoch-1.pt")
+
+    # A stop/start: the instance-store disk comes back blank, while the root disk keeps the key, fstab, crypttab
+    # and the role's record. The next run, without storage_wipe_devices, builds the volume anew and says so.
+    host.run_test("systemctl stop mnt-cold.mount systemd-cryptsetup@cold.service && wipefs --all --quiet %s", DISK % 3)
+    assert signature(host, DISK % 3) == ""
+    rc, out = ansible(extra=COLD)
+    assert rc == 0, out[-3000:]
+    assert "the disks of cold came back empty (an instance-store volume after a stop/start, or replaced disks): building it anew" in out
+    new_fs_uuid, new_luks_uuid, crypttab, fstab = cold_state(host)
+    assert new_fs_uuid != fs_uuid and new_luks_uuid != luks_uuid
+    assert crypttab == [["cold", "UUID=" + new_luks_uuid, "/etc/gpuops-storage/cold.key", "luks,discard,nofail"]]
+    assert fstab == [["UUID=" + new_fs_uuid, "/mnt/cold", "ext4", "defaults,noatime,nofail,x-systemd.device-timeout=60s", "0", "0"]]
+    assert host.check_output("sha256sum /etc/gpuops-storage/cold.key") == key_sum
+    results = host.file("/mnt/cold/results")
+    assert results.is_directory and results.user == "trainer" and results.mode == 0o750
+    assert not host.file("/mnt/cold/results/epoch-1.pt").exists
+
+
 def test_after_a_reboot_the_volumes_come_back(host):
     local_uuid = host.check_output("blkid -s UUID -o value /dev/mapper/gpuops-local")
     scratch_uuid = host.check_output("blkid -s UUID -o value /dev/mapper/scratch")
+    cold = cold_state(host)
+    host.run_test("touch /mnt/cold/results/kept.pt")
     host.run("touch /mnt/scratch/tmp/gone-after-reboot")
     rc, out = ansible("-b", "-m", "ansible.builtin.reboot", "-a", "reboot_timeout=600", play=None)
     assert rc == 0, out
@@ -200,7 +249,7 @@ def test_after_a_reboot_the_volumes_come_back(host):
     state = host.run("timeout 300 systemctl is-system-running --wait")
     boot = host.run("systemctl --failed --no-legend; systemctl status --no-pager 'systemd-cryptsetup@*' 'mnt-*.mount' 2>&1 | tail -40")
     assert state.stdout.strip() in ("running", "degraded"), state.stdout + boot.stdout
-    for mount_point in ("/mnt/local", "/mnt/scratch"):
+    for mount_point in ("/mnt/local", "/mnt/scratch", "/mnt/cold"):
         assert host.run("findmnt --mountpoint %s", mount_point).rc == 0, "%s not mounted after the reboot:\n%s" % (mount_point, boot.stdout)
     fs, types, _names = layers(host, "/mnt/local")
     assert fs["fstype"] == "xfs" and types[:2] == ["crypt", "raid0"]
@@ -212,3 +261,5 @@ def test_after_a_reboot_the_volumes_come_back(host):
     assert not host.file("/mnt/scratch/tmp/gone-after-reboot").exists
     assert host.file("/mnt/scratch/tmp").mode == 0o1777
     assert host.file("/mnt/local/checkpoints").user == "trainer"
+    # The key file's volume opens from crypttab at boot, the same filesystem with its file.
+    assert cold_state(host) == cold and host.file("/mnt/cold/results/kept.pt").exists
