@@ -155,7 +155,7 @@ def test_scratch_volume_on_a_wiped_disk_with_a_key_per_boot(host):
     crypttab = [line.split() for line in host.file("/etc/crypttab").content_string.splitlines() if line.strip()]
     assert ["scratch", DISK % 2, "/dev/urandom", "plain,cipher=aes-xts-plain64,size=512,discard,nofail,tmp=ext4"] in crypttab
     fstab = [line.split() for line in host.file("/etc/fstab").content_string.splitlines() if line.strip()]
-    assert ["/dev/mapper/scratch", "/mnt/scratch", "ext4", "defaults,noatime,nofail,x-systemd.device-timeout=60s", "0", "0"] in fstab
+    assert ["/dev/mapper/scratch", "/mnt/scratch", "ext4", "defaults,noatime,nofail,x-systemd.device-timeout=300s", "0", "0"] in fstab
     assert host.service("gpuops-storage-scratch-dirs.service").is_enabled
 
 
