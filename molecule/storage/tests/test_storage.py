@@ -160,13 +160,16 @@ def test_scratch_volume_on_a_wiped_disk_with_a_key_per_boot(host):
 
 
 def test_disks_with_data_are_refused_and_left_alone(host):
-    # NVME3 holds an ext4 filesystem (prepare.yml), NVME0 is a member of the array gpuops-local: both are named,
-    # and nothing is written to either.
+    # The disks found by model, as on a cloud instance (/dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_<serial>): all four. NVME3
+    # holds an ext4 filesystem (prepare.yml), NVME0 is a member of the array gpuops-local: both are named, and nothing
+    # is written to either.
     before = signature(host, DISK % 3)
     assert "userdata" in before
     member = signature(host, DISK % 0)
-    rc, out = ansible(extra={"storage_name": "data2", "storage_devices": [DISK % 0, DISK % 3], "storage_mount_point": "/mnt/data2"})
+    rc, out = ansible(extra={"storage_name": "data2", "storage_device_models": ["QEMU NVMe Ctrl"], "storage_mount_point": "/mnt/data2"})
     assert rc != 0
+    for n in range(4):
+        assert DISK % n in out, "NVME%d was not found by its model" % n
     assert "%s holds ext4 \"userdata\", which is not the volume data2" % (DISK % 3) in out
     assert "%s holds linux_raid_member" % (DISK % 0) in out
     assert "storage_wipe_devices" in out and "changed nothing" in out
