@@ -1,6 +1,7 @@
 # shellcheck shell=bash
-# Sourced by benchmarks/bench_hardening.sh (container) and benchmarks/bench_hardening_vm.sh (QEMU guest): what a
-# Lynis run (`lynis audit system --quick`) left in its log and report, fetched from the host under test.
+# Sourced by benchmarks/bench_hardening.sh (container) and benchmarks/bench_hardening_vm.sh (QEMU guest): the play
+# they run and one timed run of it, and what a Lynis run (`lynis audit system --quick`) left in its log and report,
+# fetched from the host under test.
 # Usage: lynis_summary LYNIS_LOG LYNIS_REPORT   (copies of /var/log/lynis.log and /var/log/lynis-report.dat)
 # Prints the points reached of the maximum, every test that was given fewer than its maximum points (what holds
 # the index down) with a count, and the suggestions left.
@@ -22,4 +23,26 @@ lynis_summary() {
 lynis_points() {
   grep -o 'Currently having [0-9]* points (out of [0-9]*)' "$1" | tail -1 \
     | sed -E 's/Currently having ([0-9]+) points \(out of ([0-9]+)\)/\1 of \2/'
+}
+
+# The play both benchmarks run: the hardening role alone. hardening_play FILE
+hardening_play() {
+  cat > "$1" <<'PLAY'
+- name: Harden
+  hosts: all
+  become: true
+  roles:
+    - role: gpuops.gpu_server.hardening
+PLAY
+}
+
+# One run of $WORK/play.yml against $WORK/inventory with $EXTRA_VARS, its output in $WORK/run-N.log; prints its
+# seconds, or the log's tail and exits on a failure. run_role N
+run_role() {
+  local start end
+  start=$(date +%s.%N)
+  ansible-playbook -i "$WORK/inventory" "$WORK/play.yml" -e "$EXTRA_VARS" > "$WORK/run-$1.log" 2>&1 ||
+    { tail -40 "$WORK/run-$1.log"; exit 1; }
+  end=$(date +%s.%N)
+  awk -v a="$start" -v b="$end" 'BEGIN {printf "%.1f\n", b - a}'
 }

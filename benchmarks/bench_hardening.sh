@@ -83,22 +83,7 @@ CFG
 # hardening_admin_user is left at its default: the user Ansible connects as (benchadmin).
 printf '%s ansible_host=%s ansible_user=benchadmin ansible_ssh_private_key_file=%s\n' \
   "$NAME" "$ADDRESS" "$WORK/admin_ed25519" > "$WORK/inventory"
-cat > "$WORK/play.yml" <<'PLAY'
-- name: Harden
-  hosts: all
-  become: true
-  roles:
-    - role: gpuops.gpu_server.hardening
-PLAY
-
-run_role() {
-  local start end
-  start=$(date +%s.%N)
-  ansible-playbook -i "$WORK/inventory" "$WORK/play.yml" -e "$EXTRA_VARS" > "$WORK/run-$1.log" 2>&1 ||
-    { tail -40 "$WORK/run-$1.log"; exit 1; }
-  end=$(date +%s.%N)
-  python3 -c "print(round($end - $start, 1))"
-}
+hardening_play "$WORK/play.yml"
 
 first="$(run_role 1)"
 echo "First run: ${first}s ($(grep -Eo 'changed=[0-9]+' "$WORK/run-1.log" | tail -1))"

@@ -166,21 +166,7 @@ CFG
 # hardening_admin_user is left at its default: the user Ansible connects as (benchadmin).
 printf '%s ansible_host=127.0.0.1 ansible_port=%s ansible_user=benchadmin ansible_ssh_private_key_file=%s\n' \
   "gpuops-bench-$PLATFORM" "$PORT" "$WORK/admin_ed25519" > "$WORK/inventory"
-cat > "$WORK/play.yml" <<'PLAY'
-- name: Harden
-  hosts: all
-  become: true
-  roles:
-    - role: gpuops.gpu_server.hardening
-PLAY
-
-run_role() {
-  local start
-  start="$(now)"
-  ansible-playbook -i "$WORK/inventory" "$WORK/play.yml" -e "$EXTRA_VARS" > "$WORK/run-$1.log" 2>&1 ||
-    { tail -40 "$WORK/run-$1.log"; exit 1; }
-  elapsed "$start"
-}
+hardening_play "$WORK/play.yml"
 
 first="$(run_role 1)"
 first_changed="$(grep -Eo 'changed=[0-9]+' "$WORK/run-1.log" | tail -1)"
