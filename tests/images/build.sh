@@ -122,6 +122,10 @@ for unit in getty.target systemd-udevd.service systemd-udev-trigger.service syst
   ln -sf /dev/null "$ROOTFS/etc/systemd/system/$unit"
 done
 rm -rf "$ROOTFS"/var/cache/apt/archives/*.deb "$ROOTFS"/var/lib/apt/lists/*
+# Test harness only: dpkg skips its fsync calls while unpacking (force-unsafe-io). A test container or guest that
+# crashes is thrown away, never repaired; measured 15 % faster installs of build-essential and dkms (86 -> 73 s,
+# 110 -> 93 s). Production hosts keep dpkg's default.
+echo force-unsafe-io > "$ROOTFS/etc/dpkg/dpkg.cfg.d/01gpuops-test-unsafe-io"
 # Test harness only: apt in the test containers goes through the package cache that scripts/setup-host.sh
 # runs on the Docker host (apt-cacher-ng, port 3149) when it answers, and straight to the mirror otherwise.
 # Only the distributions' archives go through it: a scenario's own repository (a container) is reached directly.
