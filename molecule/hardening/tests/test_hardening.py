@@ -163,6 +163,31 @@ def test_core_dumps_off_umask_banner(host):
     assert "Authorized use only" in banner.stderr
 
 
+def test_core_dumps_off_and_idle_timeout_in_login_shells(host):
+    assert host.file("/etc/profile.d/gpuops-coredump.sh").content_string.splitlines()[-1] == "ulimit -c 0"
+    assert host.check_output("bash -lc 'ulimit -c'") == "0"
+    # An interactive login shell idle at its prompt exits after hardening_shell_timeout (900 s); nobody can unset it.
+    assert host.check_output("bash -lc 'echo $TMOUT'") == "900"
+    unset = host.run("bash -lc 'unset TMOUT'")
+    assert unset.rc != 0 and "readonly" in unset.stderr, unset.stderr
+    assert host.check_output("sh -lc 'echo $TMOUT'") == "900"
+
+
+def test_usbguard_blocks_what_its_rules_do_not_allow_and_stays_off_without_a_usb_bus(host):
+    assert host.package("usbguard").is_installed
+    conf = host.file("/etc/usbguard/usbguard-daemon.conf").content_string
+    for line in ("RuleFile=/etc/usbguard/rules.conf", "ImplicitPolicyTarget=block", "PresentDevicePolicy=apply-policy",
+                 "PresentControllerPolicy=apply-policy", "InsertedDevicePolicy=apply-policy",
+                 "RestoreControllerDeviceState=false"):
+        assert re.search("^%s$" % re.escape(line), conf, re.M), line
+    rules = host.file("/etc/usbguard/rules.conf")
+    assert rules.exists and rules.user == "root" and rules.mode == 0o600
+    # A container has no USB bus of its own: the daemon would exit at every start, so it is off, not failed.
+    service = host.service("usbguard")
+    assert not service.is_running and not service.is_enabled
+    assert host.run("systemctl is-failed --quiet usbguard").rc != 0
+
+
 def test_file_integrity_and_rootkit_scanner(host):
     # AIDE: one strong hash, container storage and data left out, a baseline database that AIDE can check against.
     conf = host.file("/etc/aide/aide.conf").content_string

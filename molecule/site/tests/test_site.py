@@ -47,7 +47,9 @@ for _module, _names in [
              "test_sample_compiles_for_another_architecture", "test_binary_says_no_gpu_honestly"]),
     (_hardening, ["test_sshd_config_is_valid", "test_dropin_is_included_first", "test_effective_sshd_setting",
                   "test_unattended_upgrades_exclude_nvidia_and_cuda", "test_kernel_parameters_keep_docker_forwarding",
-                  "test_auditd_rules_installed_but_not_running_in_a_container"]),
+                  "test_auditd_rules_installed_but_not_running_in_a_container",
+                  "test_core_dumps_off_and_idle_timeout_in_login_shells",
+                  "test_usbguard_blocks_what_its_rules_do_not_allow_and_stays_off_without_a_usb_bus"]),
     (_logs, ["test_logrotate_runs_hourly", "test_journald_settings_in_effect"]),
     (_jupyter, ["address", "certificate", "notebook"] + ([] if os.environ.get("GPUOPS_PLATFORM") == "ubuntu2204" else [
         "test_service_runs_unprivileged", "test_pinned_versions", "test_tls_chain_from_the_collection_ca",
