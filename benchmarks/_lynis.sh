@@ -1,7 +1,7 @@
 # shellcheck shell=bash
-# Sourced by benchmarks/bench_hardening.sh (container) and benchmarks/bench_hardening_vm.sh (QEMU guest): the play
-# they run and one timed run of it, and what a Lynis run (`lynis audit system --quick`) left in its log and report,
-# fetched from the host under test.
+# Sourced by benchmarks/bench_hardening.sh (container), benchmarks/bench_hardening_vm.sh (QEMU guest) and
+# benchmarks/demo_audit.sh (the demo host): the play the first two run and one timed run of it, what a Lynis run
+# (`lynis audit system --quick`) left in its log and report, fetched from the host under test, and ssh-audit's counts.
 # Usage: lynis_summary LYNIS_LOG LYNIS_REPORT   (copies of /var/log/lynis.log and /var/log/lynis-report.dat)
 # Prints the points reached of the maximum, every test that was given fewer than its maximum points (what holds
 # the index down) with a count, and the suggestions left.
@@ -17,6 +17,20 @@ lynis_summary() {
     "$log" | sort | uniq -c
   echo "Lynis suggestions:"
   sed -n 's/^suggestion\[\]=//p' "$report" | cut -d'|' -f1,2 | sed 's/^/  /'
+}
+
+# ssh-audit (3.9.0 from .venv) against a server, its whole output in OUT; prints "<[fail] lines> <[warn] lines>".
+# ssh-audit exits non-zero when it finds anything: the lines are counted instead. ssh_audit_counts OUT ARGS...
+ssh_audit_counts() {
+  local out="$1"
+  shift
+  ssh-audit -n "$@" > "$out" 2>&1 || true
+  echo "$(grep -c "\[fail\]" "$out" || true) $(grep -c "\[warn\]" "$out" || true)"
+}
+
+# The installed ssh-audit's version.
+ssh_audit_version() {
+  python3 -c 'import importlib.metadata as m; print(m.version("ssh-audit"))'
 }
 
 # "N of M" points, for a table.

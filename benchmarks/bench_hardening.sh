@@ -96,11 +96,8 @@ after="$(lynis_index)"
 echo "Lynis hardening index after: $after"
 lynis_details
 
-# ssh-audit exits non-zero when it finds anything: count the lines instead.
-audit_version="$(python3 -c 'import importlib.metadata as m; print(m.version("ssh-audit"))')"
-ssh-audit -n "$ADDRESS" > "$WORK/ssh-audit.out" 2>&1 || true
-fails="$(grep -c "\[fail\]" "$WORK/ssh-audit.out" || true)"
-warns="$(grep -c "\[warn\]" "$WORK/ssh-audit.out" || true)"
+audit_version="$(ssh_audit_version)"
+read -r fails warns <<<"$(ssh_audit_counts "$WORK/ssh-audit.out" "$ADDRESS")"
 echo "ssh-audit $audit_version: ${fails} [fail], ${warns} [warn]"
 grep -E "\[(fail|warn)\]" "$WORK/ssh-audit.out" || true
 

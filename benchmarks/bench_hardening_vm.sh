@@ -202,11 +202,8 @@ lynis_seconds="$(cat "$WORK/lynis-after.seconds")"
 echo "Lynis hardening index after the role and a reboot: $after ($after_points points, Lynis ran ${lynis_seconds}s)"
 lynis_summary "$WORK/lynis-after.log" "$WORK/lynis-after-report.dat"
 
-# ssh-audit exits non-zero when it finds anything: count the lines instead.
-audit_version="$(python3 -c 'import importlib.metadata as m; print(m.version("ssh-audit"))')"
-ssh-audit -n -p "$PORT" 127.0.0.1 > "$WORK/ssh-audit.out" 2>&1 || true
-fails="$(grep -c "\[fail\]" "$WORK/ssh-audit.out" || true)"
-warns="$(grep -c "\[warn\]" "$WORK/ssh-audit.out" || true)"
+audit_version="$(ssh_audit_version)"
+read -r fails warns <<<"$(ssh_audit_counts "$WORK/ssh-audit.out" -p "$PORT" 127.0.0.1)"
 echo "ssh-audit $audit_version: ${fails} [fail], ${warns} [warn]"
 grep -E "\[(fail|warn)\]" "$WORK/ssh-audit.out" || true
 

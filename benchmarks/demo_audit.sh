@@ -31,10 +31,8 @@ echo "Lynis hardening index: $index ($(lynis_points "$WORK/lynis.log") points)"
 lynis_summary "$WORK/lynis.log" "$WORK/lynis-report.dat"
 
 address="$(docker inspect -f '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}' "$NAME")"
-audit_version="$(python3 -c 'import importlib.metadata as m; print(m.version("ssh-audit"))')"
-ssh-audit -n "$address" > "$WORK/ssh-audit.out" 2>&1 || true
-echo "ssh-audit $audit_version against $address:22: $(grep -c "\[fail\]" "$WORK/ssh-audit.out" || true) [fail]," \
-  "$(grep -c "\[warn\]" "$WORK/ssh-audit.out" || true) [warn]"
+read -r fails warns <<<"$(ssh_audit_counts "$WORK/ssh-audit.out" "$address")"
+echo "ssh-audit $(ssh_audit_version) against $address:22: $fails [fail], $warns [warn]"
 grep -E "\[(fail|warn)\]" "$WORK/ssh-audit.out" || true
 
 echo
