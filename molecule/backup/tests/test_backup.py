@@ -59,11 +59,28 @@ def snapshots(host):
     return [line for line in host.check_output("gpuops-backup restic list snapshots").splitlines() if line]
 
 
+def wait_for(condition, what, timeout=120):
+    """Poll condition() until it returns a truthy value, which it returns; AssertionError naming WHAT after timeout s."""
+    deadline = time.time() + timeout
+    while True:
+        result = condition()
+        if result:
+            return result
+        if time.time() > deadline:
+            raise AssertionError("waited %d s for %s" % (timeout, what))
+        time.sleep(1)
+
+
 def run_backup(host):
-    """Start the backup unit and wait for it to end; (exit status, its journal)."""
-    since = int(time.time())
+    """Start the backup unit and wait for it to end; (exit status, its journal from this run's start on)."""
+    since = host.check_output("date +%s")
     result = host.run("systemctl start gpuops-backup.service")
-    journal = host.check_output("journalctl -q -o cat -u gpuops-backup.service --since=@%s", str(since))
+    # systemctl returns once the run has ended, but on a loaded machine journald may not have written the run's last
+    # lines yet (the retention's "keep N snapshots"): journalctl --sync returns once journald has written everything
+    # it had received, and the run's output was all sent before its process exited.
+    sync = host.run("journalctl --sync")
+    assert sync.rc == 0, "journalctl --sync: %s" % sync.stderr
+    journal = host.check_output("journalctl -q -o cat -u gpuops-backup.service --since=@%s", since)
     return result.rc, journal
 
 
@@ -148,8 +165,11 @@ def test_killed_backup_rerun_is_consistent_and_loses_nothing(host):
             break
         time.sleep(0.2)
     host.check_output("systemctl kill -s KILL gpuops-backup.service")
-    time.sleep(1)
-    assert host.run("pgrep -x restic").rc != 0
+    # The processes die, and systemd sees the unit end, when a loaded machine gets to it: wait for both (a start while
+    # the killed run is still "activating" would only join it and fail with it).
+    wait_for(lambda: host.run("pgrep -x restic").rc != 0, "every restic process of the killed backup to be gone")
+    wait_for(lambda: host.check_output("systemctl show -p ActiveState --value gpuops-backup.service") in ("failed", "inactive"),
+             "gpuops-backup.service to end (failed or inactive) after the kill")
     assert set(snapshots(host)) == before, "the killed backup finished before it was killed: make the data larger"
     packs_killed = len(host.check_output("gpuops-backup restic list packs").splitlines())
     assert packs_killed > packs_before, "the backup was killed before it uploaded anything"

@@ -11,12 +11,23 @@ import testinfra
 testinfra_hosts = ["docker://gpuops-hardening"]
 SERVER = "gpuops-hardening"
 CLIENT = testinfra.get_host("docker://gpuops-hardening-client")
-SSH = "ssh -o BatchMode=yes -o StrictHostKeyChecking=no -o ConnectTimeout=10"
+# ServerAlive*: a connection that fail2ban cuts after it was set up (its ban rejects the packets of an established
+# session too) ends in about 15 s instead of retransmitting until the test run is killed.
+SSH = "ssh -o BatchMode=yes -o StrictHostKeyChecking=no -o ConnectTimeout=10 -o ServerAliveInterval=5 -o ServerAliveCountMax=3"
+
+
+def listening(host, port, address="0.0.0.0"):
+    """Wait (up to 60 s) until a listener started with systemd-run accepts on address:port."""
+    for _second in range(60):
+        if host.socket("tcp://%s:%d" % (address, port)).is_listening:
+            return
+        host.run("sleep 1")
+    raise AssertionError("nothing listens on %s:%d after 60 s" % (address, port))
 
 
 def client(command):
-    """Run a shell command on the client container (no quoting of our own arguments)."""
-    return CLIENT.run(command)
+    """Run a shell command on the client container (no quoting of our own arguments), for at most 120 s."""
+    return CLIENT.run("timeout 120 sh -c %s", command)
 
 
 def test_sshd_config_is_valid(host):
@@ -81,8 +92,9 @@ def test_firewall_really_filters(host):
     # A listener on an allowed port is reachable from the client, one on another port is not.
     for port in (8888, 9999):
         host.run("systemd-run --unit gpuops-listen-%d python3 -m http.server %d" % (port, port))
-    host.run("sleep 2")
     try:
+        for port in (8888, 9999):
+            listening(host, port)
         allowed = client("timeout 5 bash -c '</dev/tcp/%s/8888'" % SERVER)
         blocked = client("timeout 5 bash -c '</dev/tcp/%s/9999'" % SERVER)
         local = host.run("timeout 5 bash -c '</dev/tcp/127.0.0.1/9999'")
@@ -94,7 +106,7 @@ def test_firewall_really_filters(host):
     assert local.rc == 0, "loopback must stay open"
 
 
-def test_key_login_as_admin_works_and_sudo_is_there():
+def test_key_login_as_admin_works_and_sudo_is_there(host):
     out = client("%s gpuadmin@%s id -un" % (SSH, SERVER))
     assert out.rc == 0, out.stderr
     assert out.stdout.strip() == "gpuadmin"
@@ -104,8 +116,8 @@ def test_local_forwarding_reaches_a_server_local_port_remote_is_refused(host):
     # The Jupyter tunnel (ssh -L 8888:localhost:8888): a listener bound to the server's loopback, reached through
     # sshd (ssh -W opens the same direct-tcpip channel as -L). Remote forwarding (ssh -R) is refused.
     host.run("systemd-run --unit gpuops-listen-loopback python3 -m http.server 8889 --bind 127.0.0.1")
-    host.run("sleep 2")
     try:
+        listening(host, 8889, "127.0.0.1")
         tunnel = client("printf 'GET / HTTP/1.0\\r\\n\\r\\n' | %s -W 127.0.0.1:8889 gpuadmin@%s" % (SSH, SERVER))
         remote = client("%s -o ExitOnForwardFailure=yes -R 19999:127.0.0.1:22 gpuadmin@%s true" % (SSH, SERVER))
     finally:
@@ -115,14 +127,14 @@ def test_local_forwarding_reaches_a_server_local_port_remote_is_refused(host):
     assert "remote port forwarding failed" in remote.stderr, remote.stderr
 
 
-def test_password_login_is_refused():
+def test_password_login_is_refused(host):
     out = client("sshpass -p gpuadmin-password %s -o BatchMode=no -o PubkeyAuthentication=no "
                  "-o PreferredAuthentications=password,keyboard-interactive gpuadmin@%s true" % (SSH, SERVER))
     assert out.rc != 0
     assert "Permission denied (publickey)" in out.stderr
 
 
-def test_root_login_is_refused_even_with_an_authorized_key():
+def test_root_login_is_refused_even_with_an_authorized_key(host):
     # prepare authorized the same key for root: only PermitRootLogin stops it.
     out = client("%s root@%s true" % (SSH, SERVER))
     assert out.rc != 0
@@ -218,6 +230,9 @@ def test_fail2ban_jail_local_exists_and_the_sshd_jail_is_ours(host):
 
 
 def test_fail2ban_bans_a_client_that_keeps_failing(host):
+    # After every test whose login fails on purpose: fail2ban may count a failure logged after the ban once the ban
+    # is lifted, so a later refused login could ban the client again, mid-session. Every test takes host, so pytest
+    # keeps the file's order (tests without it would run after the module's host tests, this one included).
     # Failed logins from the client (a wrong key user) until fail2ban, reading the journal, bans it.
     assert host.service("fail2ban").is_running
     client_ip = CLIENT.check_output("hostname -I").split()[0]
