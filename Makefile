@@ -82,8 +82,8 @@ galaxy-import: venv ## Build the artifact and run galaxy-importer on it (as Gala
 	GALAXY_IMPORTER_CONFIG=$(CURDIR)/tests/galaxy-importer.cfg $(BIN)/python -m galaxy_importer.main build/galaxy/*.tar.gz
 
 .PHONY: unit
-unit: venv ## pytest unit tests of the plugins
-	$(BIN)/python -m pytest tests/unit -q
+unit: venv ## pytest: unit tests of the plugins, and the preflight refusals run through ansible-playbook (tests/preflight)
+	$(BIN)/python -m pytest tests/unit tests/preflight -q
 
 .PHONY: promtool
 promtool: venv ## promtool unit tests of the GPU alert rules, and the Grafana dashboards check

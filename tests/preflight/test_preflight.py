@@ -1,4 +1,5 @@
 """A wrong variable type or an unsupported platform fails in preflight, with a message that names it."""
+import json
 import os
 import subprocess
 import sys
@@ -9,11 +10,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
-def run_playbook(playbook, *extra):
+def run_playbook(playbook, *extra, inventory="localhost,"):
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, ".cache", "collections"),
                ANSIBLE_FORCE_COLOR="0", ANSIBLE_NOCOLOR="1", ANSIBLE_STDOUT_CALLBACK="ansible.builtin.default")
     bindir = os.path.dirname(sys.executable)
-    cmd = [os.path.join(bindir, "ansible-playbook"), "-i", "localhost,", "-c", "local", "--check",
+    cmd = [os.path.join(bindir, "ansible-playbook"), "-i", inventory, "-c", "local", "--check",
            "-e", "ansible_python_interpreter=%s" % sys.executable, os.path.join(HERE, playbook)] + list(extra)
     return subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
 
@@ -34,3 +35,45 @@ def test_wrong_variable_type_is_refused_by_name():
     assert result.returncode != 0, out
     assert "base_package_lock_timeout" in out and "int" in out, out
     assert "Assert that the platform is supported" not in out, out
+
+
+NODES = {"gpu-a": {}, "gpu-b": {}}
+
+
+def monitoring_inventory(tmp_path, nodes):
+    """An inventory file: the controller as the monitoring server, and GPU nodes (name -> host variables)."""
+    path = tmp_path / "inventory.json"
+    path.write_text(json.dumps({"all": {"children": {
+        "monitoring_servers": {"hosts": {"mon": {}}},
+        "gpu_servers": {"hosts": nodes}}}}))
+    return str(path)
+
+
+def test_gpu_nodes_set_up_like_the_server_scrapes_them_pass(tmp_path):
+    result = run_playbook("gpu_monitoring_server_preflight.yml", inventory=monitoring_inventory(tmp_path, NODES))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("variables,said", [
+    ({"gpu_monitoring_tls": False}, "gpu-b has gpu_monitoring_tls False"),
+    ({"gpu_monitoring_web_auth": "no"}, "gpu-b has gpu_monitoring_web_auth False"),
+    ({"gpu_monitoring_web_user": "scraper"}, "gpu-b has gpu_monitoring_web_user scraper"),
+])
+def test_a_gpu_node_the_server_would_scrape_the_wrong_way_is_refused_by_name(tmp_path, variables, said):
+    nodes = dict(NODES, **{"gpu-b": variables})
+    result = run_playbook("gpu_monitoring_server_preflight.yml", inventory=monitoring_inventory(tmp_path, nodes))
+    out = result.stdout + result.stderr
+    assert result.returncode != 0, out
+    assert said in out and "gpu-a" not in out.split("but ", 1)[-1], out
+
+
+def test_a_monitoring_server_on_debian_11_is_refused_while_its_alertmanager_cannot_serve_tls(tmp_path):
+    inventory = monitoring_inventory(tmp_path, NODES)
+    result = run_playbook("gpu_monitoring_server_preflight.yml", "-e", "fake_major=11", inventory=inventory)
+    out = result.stdout + result.stderr
+    assert result.returncode != 0, out
+    assert "Debian 11's Alertmanager (0.21) cannot serve TLS or basic auth" in out, out
+    # Ubuntu 22.04's Alertmanager (0.23) can.
+    ubuntu = run_playbook("gpu_monitoring_server_preflight.yml", "-e", "fake_distribution=Ubuntu", "-e", "fake_major=22",
+                          inventory=inventory)
+    assert ubuntu.returncode == 0, ubuntu.stdout + ubuntu.stderr
