@@ -5,7 +5,8 @@ role installs another branch.
 -q -x: a real H200 capture (/usr/share/gpuops-fixture/nvidia-smi.xml) with this package's driver version
 (/usr/share/gpuops-fixture/driver-version) and its CUDA version; a failed row remapping when
 /etc/gpuops-fake-gpu/sick or /etc/gpuops-fake-gpu/sick-on-<branch> exists.
---query-compute-apps=...: the lines of /run/gpuops-fake-gpu/compute-apps, if any (the GPUs' compute processes).
+--query-compute-apps=...: the lines of /run/gpuops-fake-gpu/compute-apps, if any (the GPUs' compute processes);
+when it lists any, it leaves /run/gpuops-fake-gpu/compute-apps.seen (the fake scontrol's job ends after that).
 """
 import os
 import re
@@ -23,9 +24,12 @@ args = sys.argv[1:]
 if any(a.startswith("--query-compute-apps") for a in args):
     try:
         with open("/run/gpuops-fake-gpu/compute-apps") as f:
-            sys.stdout.write(f.read())
+            apps = f.read()
     except OSError:
-        pass
+        apps = ""
+    sys.stdout.write(apps)
+    if apps.strip():
+        open("/run/gpuops-fake-gpu/compute-apps.seen", "w").close()
     sys.exit(0)
 
 if args[:2] == ["-q", "-x"]:
