@@ -90,9 +90,12 @@ def test_role_waited_for_the_dpkg_lock(host):
 
 
 def test_role_waited_for_cloud_init(host):
-    # prepare installed a cloud-init stand-in whose first boot ends 40 s after prepare.
+    # prepare installed a cloud-init stand-in whose first boot ends 10 s after the first `status --wait`.
     done_at = int(host.file("/var/lib/gpuops-fake-cloud-init-done-at").content_string.strip())
     calls = [ln.split(" ", 1) for ln in host.file("/var/log/gpuops-fake-cloud-init.log").content_string.splitlines()]
     assert calls and all(call[1] == "status --wait" for call in calls), calls
-    # The first run asked while the first boot was still going on, so it had to wait.
+    # The first run asked while the first boot was still going on, so it had to wait ...
     assert int(calls[0][0]) < done_at
+    # ... and that wait ended only when the first boot was done (not cut short).
+    returned = host.file("/var/log/gpuops-fake-cloud-init.returned").content_string.split()
+    assert returned and int(returned[0]) >= done_at, (returned, done_at)

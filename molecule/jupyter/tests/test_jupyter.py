@@ -93,6 +93,8 @@ def test_browser_login_with_a_wrong_password_is_refused(address, certificate):
     url = "https://%s:8888" % address
     with jupyterlab.browser(certificate) as driver:
         jupyterlab.log_in(driver, url, password=PASSWORD + "-wrong")
-        jupyterlab.wait(driver, 30, lambda d: "Invalid credentials" in d.page_source, "no refusal on the page")
+        # The refusal comes after an argon2 check on the server and a page load: as long as the helpers' other waits
+        # (tests/browser/jupyterlab.py), not 30 s, on a loaded machine.
+        jupyterlab.wait(driver, 60, lambda d: "Invalid credentials" in d.page_source, "no refusal on the page")
         assert "/login" in driver.current_url
         assert not driver.find_elements("css selector", "#jp-main-dock-panel")
