@@ -38,6 +38,7 @@ def test_nothing_is_lost_while_the_collector_is_down(host):
     # Stop the collector (and the socket that would start it again), log on the client, wait past a few
     # reconnection attempts, bring the collector back: the queued message still arrives.
     marker = "gpuops-queued-%s" % uuid.uuid4().hex
+    start = host.check_output("date +%s")
     COLLECTOR.run("systemctl stop syslog.socket rsyslog.service")
     try:
         assert not COLLECTOR.socket("tcp://0.0.0.0:514").is_listening
@@ -45,7 +46,7 @@ def test_nothing_is_lost_while_the_collector_is_down(host):
         time.sleep(15)
         assert COLLECTOR.run("grep -rqsF -- %s %s", marker, REMOTE_DIR).rc != 0
         assert "cannot connect to gpuops-log_management-collector" in \
-            host.check_output("journalctl -u rsyslog --since '-20s' --no-pager")
+            host.check_output("journalctl -u rsyslog --since @%s --no-pager", start)
     finally:
         COLLECTOR.run("systemctl start rsyslog.service")
     assert arrived(marker), "message logged while the collector was down was lost"
