@@ -123,9 +123,20 @@ def test_textfile_written_atomically_by_the_collector(host):
     assert prom.is_file
     assert prom.user == "prometheus"
     assert re.search(r"(?m)^gpuops_gpu_collector_success 1$", prom.content_string)
-    # No temporary file left behind by the atomic rename.
-    leftovers = host.check_output("find /var/lib/prometheus/node-exporter -name '.nvidia_gpu.prom.*'")
-    assert leftovers == ""
+    # No temporary file left behind by the atomic rename. The timer runs the collector every 5 s here, and a run holds
+    # its temporary file until the rename (after an fsync: slow on a loaded machine), so look between two runs only:
+    # the collector inactive, and the same invocation of it, before and after the look.
+    state = "systemctl show -p ActiveState -p InvocationID gpuops-gpu-collector.service"
+
+    def between_runs():
+        before = host.check_output(state)
+        leftovers = host.check_output("find /var/lib/prometheus/node-exporter -name '.nvidia_gpu.prom.*'")
+        after = host.check_output(state)
+        idle = "ActiveState=inactive" in before.splitlines() or "ActiveState=failed" in before.splitlines()
+        return [leftovers] if idle and before == after else None
+    looked = eventually(between_runs, timeout=120, step=1)
+    assert looked, "waited 120 s for a moment between two runs of gpuops-gpu-collector.service"
+    assert looked[0] == "", looked[0]
 
 
 def test_collector_uses_the_collections_parser(host):
