@@ -11,9 +11,13 @@ import json
 import os
 import re
 import subprocess
+import sys
 import time
 
 import testinfra
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tests", "helpers"))
+from waiting import wait_for  # noqa: E402  (tests/helpers: shared by the scenarios' verifiers)
 
 testinfra_hosts = ["docker://gpuops-backup-a"]
 HOST_NAME = "gpuops-backup-a"
@@ -57,18 +61,6 @@ def metrics(host):
 
 def snapshots(host):
     return [line for line in host.check_output("gpuops-backup restic list snapshots").splitlines() if line]
-
-
-def wait_for(condition, what, timeout=120):
-    """Poll condition() until it returns a truthy value, which it returns; AssertionError naming WHAT after timeout s."""
-    deadline = time.time() + timeout
-    while True:
-        result = condition()
-        if result:
-            return result
-        if time.time() > deadline:
-            raise AssertionError("waited %d s for %s" % (timeout, what))
-        time.sleep(1)
 
 
 def run_backup(host):
@@ -167,9 +159,9 @@ def test_killed_backup_rerun_is_consistent_and_loses_nothing(host):
     host.check_output("systemctl kill -s KILL gpuops-backup.service")
     # The processes die, and systemd sees the unit end, when a loaded machine gets to it: wait for both (a start while
     # the killed run is still "activating" would only join it and fail with it).
-    wait_for(lambda: host.run("pgrep -x restic").rc != 0, "every restic process of the killed backup to be gone")
+    wait_for(lambda: host.run("pgrep -x restic").rc != 0, 120, "every restic process of the killed backup to be gone")
     wait_for(lambda: host.check_output("systemctl show -p ActiveState --value gpuops-backup.service") in ("failed", "inactive"),
-             "gpuops-backup.service to end (failed or inactive) after the kill")
+             120, "gpuops-backup.service to end (failed or inactive) after the kill")
     assert set(snapshots(host)) == before, "the killed backup finished before it was killed: make the data larger"
     packs_killed = len(host.check_output("gpuops-backup restic list packs").splitlines())
     assert packs_killed > packs_before, "the backup was killed before it uploaded anything"

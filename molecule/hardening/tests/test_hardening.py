@@ -7,6 +7,9 @@ import sys
 import pytest
 import testinfra
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tests", "helpers"))
+from waiting import wait_for  # noqa: E402  (tests/helpers: shared by the scenarios' verifiers)
+
 # Assertions run on the hardened server; the client container is driven through its own backend.
 testinfra_hosts = ["docker://gpuops-hardening"]
 SERVER = "gpuops-hardening"
@@ -18,11 +21,7 @@ SSH = "ssh -o BatchMode=yes -o StrictHostKeyChecking=no -o ConnectTimeout=10 -o 
 
 def listening(host, port, address="0.0.0.0"):
     """Wait (up to 60 s) until a listener started with systemd-run accepts on address:port."""
-    for _second in range(60):
-        if host.socket("tcp://%s:%d" % (address, port)).is_listening:
-            return
-        host.run("sleep 1")
-    raise AssertionError("nothing listens on %s:%d after 60 s" % (address, port))
+    wait_for(lambda: host.socket("tcp://%s:%d" % (address, port)).is_listening, 60, "a listener on %s:%d" % (address, port))
 
 
 def client(command):

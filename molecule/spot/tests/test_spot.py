@@ -6,10 +6,15 @@ sync puts its last checkpoint into the bucket, byte-identical, before the deadli
 trainer starts only after the restore, and resumes from a's last step. Unreachable metadata is one clear log line.
 The tests run in this order (pytest keeps the file's order); each builds on the state the one before left.
 """
+import os
 import re
+import sys
 import time
 
 import testinfra
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tests", "helpers"))
+from waiting import wait_for  # noqa: E402  (tests/helpers: shared by the scenarios' verifiers)
 
 testinfra_hosts = ["docker://gpuops-spot-a"]
 B = testinfra.get_host("docker://gpuops-spot-b")
@@ -34,16 +39,6 @@ def local_sha256(host, path):
 
 def journal(host, unit, since=0):
     return host.check_output("journalctl -q -o cat -u %s --since=@%s", unit, str(int(since)))
-
-
-def wait_for(predicate, timeout, what):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(1)
-    raise AssertionError("timed out after %d s waiting for %s" % (timeout, what))
 
 
 def saved_steps(host, since):
