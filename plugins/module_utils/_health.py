@@ -184,8 +184,9 @@ def evaluate(facts, xid_events=None, expected_gpu_count=None, thresholds=None, k
                 break
         where = ('GPU %s (%s)' % (gpu, event['pci'])) if gpu is not None else ('PCI %s' % event['pci'])
         when = event['time'] or 'unknown time'
+        code = '?' if event['code'] is None else event['code']     # None: the line's code could not be read
         checks.append(_check('xid', gpu, event['status'], event['code'],
-                             '%s: Xid %d at %s: %s' % (where, event['code'], when, event['description'])))
+                             '%s: Xid %s at %s: %s' % (where, code, when, event['description'])))
     status = worst(c['status'] for c in checks)
     return {'status': status, 'checks': checks, 'failing': [c for c in checks if c['status'] != OK]}
 

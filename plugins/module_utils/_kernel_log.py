@@ -3,7 +3,12 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
-"""``NVRM: Xid`` lines from ``journalctl -k`` or ``dmesg`` text, in all their timestamp formats."""
+"""``NVRM: Xid`` lines from ``journalctl -k`` or ``dmesg`` text, in all their timestamp formats.
+
+:func:`parse` reads any text without raising: a line that is not an Xid line is skipped, and an Xid line whose
+code is no number this module can read (more than XID_CODE_MAX_DIGITS ASCII digits) is kept, with code None,
+as a ``warn`` event. Digits are ASCII digits only.
+"""
 
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
@@ -17,25 +22,37 @@ from ansible_collections.gpuops.gpu_server.plugins.module_utils._data_xid import
 
 # NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python3, GPU has fallen off the bus.
 # NVRM: Xid (0000:03:00): 13, 0003 00000000 0000a1c0 ...         (drivers before R450)
+# ASCII digits only (re.ASCII): a plain \d and int() also take '٧٩'. The text is stripped afterwards (a lazy
+# ``.*?`` before ``\s*$`` backtracks over every blank of a long line).
 _XID_RE = re.compile(r'NVRM: Xid \((?:PCI:)?(?P<pci>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?)\):'
-                     r'\s*(?P<code>\d+),?\s*(?P<text>.*?)\s*$')
+                     r'\s*(?P<code>[0-9]+),?(?P<text>.*)', re.ASCII)
+
+# Xid codes have three digits at most so far; a longer figure is no code (and int() refuses over 4300 digits).
+XID_CODE_MAX_DIGITS = 9
 
 # The header before "NVRM:", one pattern per format; the first that matches names the time.
 _TIME_PATTERNS = (
     # dmesg (raw seconds since boot), possibly after a --decode "kern  :warn  : " prefix
-    re.compile(r'\[\s*(?P<time>\d+\.\d+)\]'),
+    re.compile(r'\[\s*(?P<time>\d+\.\d+)\]', re.ASCII),
     # dmesg -T / --ctime
-    re.compile(r'\[(?P<time>[A-Z][a-z]{2} [A-Z][a-z]{2} +\d{1,2} \d{2}:\d{2}:\d{2} \d{4})\]'),
+    re.compile(r'\[(?P<time>[A-Z][a-z]{2} [A-Z][a-z]{2} +\d{1,2} \d{2}:\d{2}:\d{2} \d{4})\]', re.ASCII),
     # dmesg --time-format iso, journalctl -o short-iso / short-iso-precise
-    re.compile(r'(?P<time>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)'),
+    re.compile(r'(?P<time>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)', re.ASCII),
     # journalctl -o short / short-precise, syslog
-    re.compile(r'(?P<time>[A-Z][a-z]{2} +\d{1,2} \d{2}:\d{2}:\d{2}(?:\.\d+)?)'),
+    re.compile(r'(?P<time>[A-Z][a-z]{2} +\d{1,2} \d{2}:\d{2}:\d{2}(?:\.\d+)?)', re.ASCII),
 )
-_HOST_RE = re.compile(r'\s(?P<host>[^\s:]+) kernel:\s*$')
+_HOST_RE = re.compile(r'\s(?P<host>[^\s:]+) kernel:\s*$', re.ASCII)
+
+
+class KernelLogError(ValueError):
+    """The kernel log cannot be read as asked (a bad ``--since``, a path that is not a saved log, not text)."""
 
 
 def classify(code):
-    """``(status, description)`` for an Xid code; unknown codes are ``warn`` and say so."""
+    """``(status, description)`` for an Xid code; unknown codes are ``warn`` and say so, as is None (unreadable)."""
+    if code is None:
+        return ('warn', 'an Xid whose code could not be read (more than %d digits); read the line itself'
+                % XID_CODE_MAX_DIGITS)
     if code in XID_CATALOG:
         return XID_CATALOG[code]
     return ('warn', 'Xid %d is not in the catalog this collection knows; look it up in NVIDIA\'s Xid documentation'
@@ -59,7 +76,15 @@ def normalize_pci(pci):
 
 
 def parse(text):
-    """Every Xid line in ``text`` -> dicts ``{time, host, pci, code, status, description, text, line}``."""
+    """Every Xid line in ``text`` -> dicts ``{time, host, pci, code, status, description, text, line}``.
+
+    ``text``: str, bytes (read as UTF-8) or None. ``code`` is None when the line's code cannot be read.
+    Raises KernelLogError for anything else than text; never for what the text says.
+    """
+    if isinstance(text, bytes):
+        text = text.decode('utf-8', errors='replace')
+    if text is not None and not isinstance(text, str):
+        raise KernelLogError('a kernel log is text, got %s' % type(text).__name__)
     events = []
     for line in (text or '').splitlines():
         pos = line.find('NVRM: Xid')
@@ -69,7 +94,8 @@ def parse(text):
         if not m:
             continue
         header = line[:pos]
-        code = int(m.group('code'))
+        digits = m.group('code').lstrip('0') or '0'
+        code = int(digits) if len(digits) <= XID_CODE_MAX_DIGITS else None
         status, description = classify(code)
         host = _HOST_RE.search(header)
         events.append({
@@ -79,7 +105,7 @@ def parse(text):
             'code': code,
             'status': status,
             'description': description,
-            'text': m.group('text'),
+            'text': m.group('text').strip(),
             'line': line.strip(),
         })
     return events
@@ -90,10 +116,6 @@ def matches_gpu(event_pci, gpu_bus_id):
     if not event_pci or not gpu_bus_id:
         return False
     return gpu_bus_id.lower().startswith(event_pci.lower() + '.') or gpu_bus_id.lower() == event_pci.lower()
-
-
-class KernelLogError(ValueError):
-    """The kernel log cannot be read as asked (a bad ``--since``, a path that is not a saved log)."""
 
 
 # A saved kernel log is a few MB at most; more is not a log this module should hold in memory.

@@ -21,7 +21,13 @@ thresholds relative to T.Limit (``gpu_temp_tlimit``, ``gpu_temp_*_tlimit_thresho
 datacenter GPUs, which then print no absolute ``gpu_temp_slow_threshold``).
 
 The DOCTYPE (external or with an inline internal subset) is removed before parsing and the text is
-parsed with ``xml.etree.ElementTree`` without any entity resolution.
+parsed with ``xml.etree.ElementTree`` without any entity resolution: a report that declares entities or a
+second DOCTYPE is refused.
+
+No input makes :func:`parse` raise anything but :class:`NvidiaSmiParseError`. A field whose text is not a
+number nvidia-smi could print is unreadable and comes back as ``None``, like ``N/A``: digits other than ASCII
+(``'٣٥ C'``), numbers of more than 20 digits (NVML counters are 64-bit; Python refuses to convert integers of
+more than 4300 digits) and numbers outside +-2**64 (a float that would overflow to infinity).
 """
 
 from __future__ import (absolute_import, division, print_function)
@@ -32,7 +38,12 @@ import xml.etree.ElementTree as ET
 
 _DOCTYPE_START_RE = re.compile(r'<!DOCTYPE', re.IGNORECASE)
 _ENTITY_RE = re.compile(r'<!ENTITY\b', re.IGNORECASE)
-_NUMBER_RE = re.compile(r'^([-+]?\d+(?:\.\d+)?)\s*([A-Za-z%/]*)$')
+# ASCII digits only: str.isdigit(), int() and a plain \d also take '٣٥' or fullwidth digits.
+_NUMBER_RE = re.compile(r'([-+]?)([0-9]+)((?:\.[0-9]+)?)\s*([A-Za-z%/]*)', re.ASCII)
+
+# NVML reports no value wider than 64 bits; a longer figure is not a reading.
+NUMBER_MAX_DIGITS = 20
+NUMBER_MAX = 2 ** 64
 
 # What nvidia-smi prints when it has no value (with or without brackets, any case).
 _UNREPORTED = frozenset([
@@ -88,17 +99,25 @@ def value(text):
 
 
 def number(text):
-    """``"81559 MiB"`` -> 81559, ``"70.00 W"`` -> 70.0, ``"16x"`` -> 16, ``"35 C"`` -> 35; None otherwise."""
+    """``"81559 MiB"`` -> 81559, ``"70.00 W"`` -> 70.0, ``"16x"`` -> 16, ``"35 C"`` -> 35; None otherwise.
+
+    None as well for a figure that is no reading: non-ASCII digits, more than NUMBER_MAX_DIGITS digits before
+    the point, or beyond +-NUMBER_MAX (never inf or nan).
+    """
     text = value(text)
     if text is None:
         return None
-    m = _NUMBER_RE.match(text)
+    m = _NUMBER_RE.fullmatch(text)
     if not m:
         return None
-    digits = m.group(1)
-    if '.' in digits:
-        return float(digits)
-    return int(digits)
+    sign, whole, fraction = m.group(1), m.group(2).lstrip('0') or '0', m.group(3)
+    if len(whole) > NUMBER_MAX_DIGITS:
+        # Unreadable, not an error: int() refuses more than 4300 digits, float() overflows to infinity.
+        return None
+    result = float(sign + whole + fraction) if fraction else int(sign + whole)
+    if not -NUMBER_MAX <= result <= NUMBER_MAX:
+        return None
+    return result
 
 
 def flag(text, true_words=('enabled', 'yes', 'active', 'on'), false_words=('disabled', 'no', 'not active', 'off')):
@@ -148,13 +167,18 @@ def _flag(el, *paths):
     return flag(found.text) if found is not None else None
 
 
+# PCI domains are 16 bits (nvidia-smi prints them with 8 digits); a longer "domain" is no bus id.
+_BUS_ID_RE = re.compile(r'([0-9a-f]{1,8}):([0-9a-f]{2}):([0-9a-f]{2})(?:\.([0-7]))?')
+_PCI_DEVICE_ID_RE = re.compile(r'(?:0x)?([0-9a-fA-F]{8})')
+
+
 def normalize_bus_id(bus_id):
     """``00000000:07:00.0`` -> ``0000:07:00.0`` (the form sysfs and lspci -D use), lower case."""
     bus_id = value(bus_id)
     if bus_id is None:
         return None
     bus_id = bus_id.lower()
-    m = re.match(r'^([0-9a-f]+):([0-9a-f]{2}):([0-9a-f]{2})(?:\.([0-7]))?$', bus_id)
+    m = _BUS_ID_RE.fullmatch(bus_id)
     if not m:
         return bus_id
     domain = int(m.group(1), 16)
@@ -166,7 +190,7 @@ def pci_device_id(raw):
     raw = value(raw)
     if raw is None:
         return None
-    m = re.match(r'^(?:0x)?([0-9a-fA-F]{8})$', raw)
+    m = _PCI_DEVICE_ID_RE.fullmatch(raw)
     if not m:
         return None
     word = m.group(1).lower()
@@ -356,16 +380,25 @@ def parse(text):
     """
     if isinstance(text, bytes):
         text = text.decode('utf-8', errors='replace')
+    if not isinstance(text, str):
+        raise NvidiaSmiParseError('nvidia-smi output is %s, not text' % type(text).__name__)
     if not text or '<nvidia_smi_log' not in text:
         raise NvidiaSmiParseError('no <nvidia_smi_log> element in nvidia-smi output')
     body = strip_doctype(text)
     if _ENTITY_RE.search(body):
         # An entity declaration outside a DOCTYPE is not something nvidia-smi prints; refuse it.
         raise NvidiaSmiParseError('nvidia-smi output declares XML entities; refusing to parse it')
+    if _DOCTYPE_START_RE.search(body):
+        # nvidia-smi prints one DOCTYPE (removed above); the parser would read the internal subset of another.
+        raise NvidiaSmiParseError('nvidia-smi output holds a DOCTYPE declaration that could not be removed (a second '
+                                  'one, or one that does not end); refusing to parse it')
     try:
         root = ET.fromstring(body)
     except ET.ParseError as e:
         raise NvidiaSmiParseError('nvidia-smi output is not well-formed XML: %s' % e)
+    except UnicodeError as e:
+        # A str with lone surrogates (not from _command.run, which decodes with errors='replace').
+        raise NvidiaSmiParseError('nvidia-smi output is not valid text: %s' % e)
     if root.tag != 'nvidia_smi_log':
         raise NvidiaSmiParseError('root element is <%s>, expected <nvidia_smi_log>' % root.tag)
     gpus = [parse_gpu(g, i) for i, g in enumerate(root.findall('gpu'))]

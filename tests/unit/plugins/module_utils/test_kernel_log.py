@@ -179,3 +179,42 @@ def test_command_not_found(tmp_path):
 def test_command_refuses_a_string():
     with pytest.raises(TypeError):
         _command.run('ls -l')
+
+
+# Issue 29: no kernel log text makes parse() raise.
+
+def test_xid_code_of_more_than_4300_digits_is_an_unreadable_warning():
+    """Issue 29: a 5000-digit Xid code raised ValueError (Python's int string-conversion limit)."""
+    line = '[  12.5] NVRM: Xid (PCI:0000:3b:00): %s, pid=1, name=x, junk' % ('7' * 5000)
+    events = kl.parse(line)
+    assert len(events) == 1
+    assert events[0]['code'] is None and events[0]['status'] == 'warn'
+    assert events[0]['pci'] == '0000:3b:00' and events[0]['time'] == '12.5'
+    assert 'could not be read' in events[0]['description']
+
+
+@pytest.mark.parametrize('code', ['\u0667\u0669', '\uff17\uff19'])
+def test_xid_code_in_non_ascii_digits_is_no_xid(code):
+    """Issue 29: int() reads Arabic-Indic and fullwidth digits; a kernel never prints them."""
+    assert kl.parse('NVRM: Xid (PCI:0000:3b:00): %s, pid=1, GPU has fallen off the bus.' % code) == []
+
+
+@pytest.mark.parametrize('code,expected', [('000000000000079', 79), ('999999999', 999999999), ('1000000000', None)])
+def test_xid_code_digits(code, expected):
+    assert kl.parse('NVRM: Xid (PCI:0000:3b:00): %s, x' % code)[0]['code'] == expected
+
+
+def test_xid_text_is_stripped_without_backtracking():
+    line = 'NVRM: Xid (PCI:0000:3b:00): 79, ' + ' ' * 200000 + 'tail' + ' ' * 200000
+    assert kl.parse(line)[0]['text'] == 'tail'
+
+
+@pytest.mark.parametrize('text', [b'NVRM: Xid (PCI:0000:3b:00): 79, x\xff', None, ''])
+def test_parse_reads_bytes_and_nothing(text):
+    assert len(kl.parse(text)) == (1 if text else 0)
+
+
+@pytest.mark.parametrize('text', [5, ['NVRM: Xid (PCI:0000:3b:00): 79'], {'a': 1}])
+def test_parse_refuses_what_is_not_text(text):
+    with pytest.raises(kl.KernelLogError, match='is text'):
+        kl.parse(text)

@@ -128,3 +128,68 @@ def test_power_readings_old_and_new_names():
     for text in (old, new):
         gpu = nvsmi.parse(text)['gpus'][0]
         assert (gpu['power_draw_w'], gpu['power_limit_w']) == (62.34, 400.0)
+
+
+# Issue 29: no junk in a field makes the parse raise; a figure that is no reading is unreadable (None), like N/A.
+
+HUGE_DIGITS = '9' * 5000                 # more than the 4300 digits int() converts
+OVERFLOWING = '9' * 400 + '.5'           # float() of it is infinity
+
+
+def _with_field(tag, text, fixture='h200_sxm_r580_idle.xml'):
+    """The recorded capture with the first ``<tag>`` holding ``text``."""
+    xml = read_fixture('nvidia_smi', fixture)
+    start = xml.index('<%s>' % tag) + len(tag) + 2
+    return xml[:start] + text + xml[xml.index('</%s>' % tag, start):]
+
+
+def test_number_of_more_than_4300_digits_is_unreadable():
+    """Issue 29: a 5000-digit figure raised ValueError (Python's int string-conversion limit)."""
+    gpu = nvsmi.parse(_with_field('gpu_temp', HUGE_DIGITS + ' C'))['gpus'][0]
+    assert gpu['temperature_c'] is None
+    assert gpu['name'] == 'NVIDIA H200'
+
+
+def test_number_that_overflows_to_infinity_is_unreadable():
+    """Issue 29: a figure that overflows a float came back as inf (and made gpu_health raise OverflowError)."""
+    gpu = nvsmi.parse(_with_field('instant_power_draw', OVERFLOWING + ' W'))['gpus'][0]
+    assert gpu['power_draw_w'] == 80.32      # the next spelling that holds a number
+    gpu = nvsmi.parse(_with_field('gpu_temp', OVERFLOWING + ' C'))['gpus'][0]
+    assert gpu['temperature_c'] is None
+
+
+@pytest.mark.parametrize('text', ['\u0663\u0665 C', '\uff13\uff15 C', '3\u0665 C', '\u0663\u0665.0 W'])
+def test_non_ascii_digits_are_unreadable(text):
+    """Issue 29: int() and a plain \\d read Arabic-Indic and fullwidth digits as numbers."""
+    assert nvsmi.number(text) is None
+
+
+@pytest.mark.parametrize('text,expected', [
+    ('18446744073709551615', 2 ** 64 - 1), ('18446744073709551617', None), ('-18446744073709551617', None),
+    ('1e999 C', None), ('inf W', None), ('nan W', None), ('Infinity', None), ('000000000000000000000000042 MiB', 42),
+    ('1' * 21, None), ('9' * 20 + '.5 W', None), ('12345678901234567890.5 W', 12345678901234567890.5),
+])
+def test_number_bounds(text, expected):
+    assert nvsmi.number(text) == expected
+
+
+@pytest.mark.parametrize('text', [
+    '<!DOCTYPE a><!DOCTYPE nvidia_smi_log [<!ATTLIST gpu id CDATA "00000000:01:00.0">]><nvidia_smi_log><gpu/>'
+    '</nvidia_smi_log>',
+    '<!DOCTYPE nvidia_smi_log [ <!ATTLIST gpu id CDATA "x"> <nvidia_smi_log/>',
+    '<nvidia_smi_log><driver_version>\ud800</driver_version></nvidia_smi_log>',
+    '<nvidia_smi_log>&xxe;</nvidia_smi_log>',
+    '<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;">]>'
+    '<nvidia_smi_log><driver_version>&lol2;</driver_version></nvidia_smi_log>',
+    5, None, ['<nvidia_smi_log/>'],
+])
+def test_hostile_reports_are_refused(text):
+    with pytest.raises(nvsmi.NvidiaSmiParseError):
+        nvsmi.parse(text)
+
+
+def test_deep_nesting_is_read():
+    depth = 100000
+    text = '<nvidia_smi_log><gpu id="0">%s%s</gpu></nvidia_smi_log>' % ('<a>' * depth, '</a>' * depth)
+    assert nvsmi.parse(text)['gpus'][0]['pci_bus_id'] == '0'
+

@@ -153,3 +153,39 @@ def test_timeout_must_be_positive(timeout, tmp_path, run_module):
     result = run_module(gpu_facts.main, dict(nvidia_smi_path=exe, sysfs_root=str(tmp_path), timeout=timeout))
     assert result.failed
     assert 'timeout must be a positive number, got %d' % timeout in result['msg']
+
+
+def _capture_with(tmp_path, fixture, tag, text):
+    """A fake nvidia-smi that prints a recorded capture whose first ``<tag>`` holds ``text``."""
+    with open(fixture_path('nvidia_smi', fixture)) as f:
+        xml = f.read()
+    start = xml.index('<%s>' % tag) + len(tag) + 2
+    capture = tmp_path / 'capture.xml'
+    capture.write_text(xml[:start] + text + xml[xml.index('</%s>' % tag, start):])
+    return make_executable(tmp_path, 'nvidia-smi', stdout_file=str(capture))
+
+
+@pytest.mark.parametrize('tag,text,key', [
+    ('gpu_temp', '9' * 5000 + ' C', 'temperature_c'),                   # int() refuses more than 4300 digits
+    ('gpu_temp', '9' * 400 + '.5 C', 'temperature_c'),                  # float() overflows to infinity
+    ('total', '\u0668\u0661\u0665\u0665\u0669 MiB', 'memory_total_mib'),  # Arabic-Indic digits
+    ('max_power_limit', '9' * 400 + '.5 W', 'power_limit_max_w'),
+])
+def test_a_figure_that_is_no_reading_is_null(tag, text, key, tmp_path, run_module):
+    """Issue 29: such a field is unreadable (null, like N/A); it neither fails the module nor turns into inf."""
+    exe = _capture_with(tmp_path, 'h200_sxm_r580_idle.xml', tag, text)
+    result = run_module(gpu_facts.main, dict(nvidia_smi_path=exe, sysfs_root=str(tmp_path / 'none')))
+    assert not result.failed, result.get('msg')
+    gpu = result['ansible_facts']['nvidia']['gpus'][0]
+    assert gpu[key] is None
+    assert gpu['name'] == 'NVIDIA H200' and gpu['architecture'] == 'Hopper'
+
+
+def test_an_unreadable_report_fails_with_the_reason(tmp_path, run_module):
+    capture = tmp_path / 'capture.xml'
+    capture.write_text('<?xml version="1.0"?><!DOCTYPE a [<!ENTITY a "aaaa"><!ENTITY b "&a;&a;&a;">]>'
+                       '<nvidia_smi_log><driver_version>&b;</driver_version></nvidia_smi_log>')
+    exe = make_executable(tmp_path, 'nvidia-smi', stdout_file=str(capture))
+    result = run_module(gpu_facts.main, dict(nvidia_smi_path=exe, sysfs_root=str(tmp_path / 'none')))
+    assert result.failed
+    assert 'could not be read' in result['msg']

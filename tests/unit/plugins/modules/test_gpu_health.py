@@ -174,3 +174,40 @@ def test_empty_report_fails_the_driver_check(tmp_path, run_module):
     driver = [c for c in result['checks'] if c['check'] == 'driver_loaded']
     assert [c['status'] for c in driver] == ['fail']
     assert 'None' not in driver[0]['message'] and 'names no driver version' in driver[0]['message']
+
+
+# Issue 29: junk in nvidia-smi's report or the kernel log is judged, never a crash.
+
+def _capture_with(tmp_path, fixture, tag, text):
+    with open(fixture_path('nvidia_smi', fixture)) as f:
+        xml = f.read()
+    start = xml.index('<%s>' % tag) + len(tag) + 2
+    capture = tmp_path / 'capture.xml'
+    capture.write_text(xml[:start] + text + xml[xml.index('</%s>' % tag, start):])
+    return make_executable(tmp_path, 'nvidia-smi', stdout_file=str(capture))
+
+
+@pytest.mark.parametrize('text', ['9' * 400 + '.5 C', '9' * 5000 + ' C'])
+def test_temperature_that_is_no_reading_is_judged_without_it(text, tmp_path, run_module):
+    """Issue 29: a temperature that overflowed to infinity made the module raise OverflowError ('%d' of inf);
+    one of 5000 digits raised ValueError. Now it is unreadable: the margin to T.Limit is judged alone."""
+    args = dict(nvidia_smi_path=_capture_with(tmp_path, 'h200_sxm_r580_idle.xml', 'gpu_temp', text),
+                sysfs_root=str(tmp_path), kernel_log_path=fixture_path('kernel_log', 'no_xid.txt'), fail_on='never')
+    result = run_module(gpu_health.main, args)
+    assert not result.failed, result.get('msg')
+    assert result['nvidia']['gpus'][0]['temperature_c'] is None
+    temperature = [c for c in result['checks'] if c['check'] == 'temperature']
+    assert [(c['status'], c['value']) for c in temperature] == [('ok', 56)]
+
+
+def test_xid_with_an_unreadable_code_warns(tmp_path, run_module):
+    """Issue 29: a 5000-digit Xid code raised ValueError; it is an Xid whose code could not be read (warn)."""
+    log = tmp_path / 'kern.log'
+    log.write_text('[ 12.5] NVRM: Xid (PCI:0000:00:06): %s, pid=1, name=x\n' % ('7' * 5000))
+    args = dict(nvidia_smi_path=fake_nvidia_smi(tmp_path, {'fixture': 'h200_sxm_r580_idle.xml'}),
+                sysfs_root=str(tmp_path), kernel_log_path=str(log), fail_on='never')
+    result = run_module(gpu_health.main, args)
+    xid = [c for c in result['checks'] if c['check'] == 'xid']
+    assert [(c['status'], c['value'], c['gpu']) for c in xid] == [('warn', None, 0)]
+    assert 'Xid ? at 12.5' in xid[0]['message']
+    assert result['xid_events'][0]['code'] is None
