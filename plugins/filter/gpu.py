@@ -16,7 +16,7 @@ from ansible_collections.gpuops.gpu_server.plugins.module_utils import _compat
 def _version_text(name, value, example):
     """A version as text; a float that lost a trailing zero (12.10 read as 12.1) is refused: quote it."""
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-        raise AnsibleFilterError('%s: expected a version string such as %s, got %r' % (name, example, value))
+        raise AnsibleFilterError('%s: expected a version string such as %s, got %s' % (name, example, _compat.short_repr(value)))
     try:
         return _compat.version_text(value, 'version', example)
     except ValueError as e:
@@ -27,7 +27,7 @@ def cuda_min_driver(cuda, mode='toolkit'):
     """Minimum Linux driver for a CUDA toolkit version."""
     cuda = _version_text('cuda_min_driver', cuda, '"12.4"')
     if mode not in ('toolkit', 'minor'):
-        raise AnsibleFilterError("cuda_min_driver: mode must be 'toolkit' or 'minor', got %r" % (mode,))
+        raise AnsibleFilterError("cuda_min_driver: mode must be 'toolkit' or 'minor', got %s" % _compat.short_repr(mode))
     try:
         return _compat.cuda_min_driver(cuda, mode)
     except ValueError as e:
@@ -39,7 +39,7 @@ def cuda_driver_compatible(driver, cuda, minor=False):
     driver = _version_text('cuda_driver_compatible', driver, '"535.104.05"')
     cuda = _version_text('cuda_driver_compatible', cuda, '"12.2"')
     if not isinstance(minor, bool):
-        raise AnsibleFilterError('cuda_driver_compatible: minor must be a boolean, got %r' % (minor,))
+        raise AnsibleFilterError('cuda_driver_compatible: minor must be a boolean, got %s' % _compat.short_repr(minor))
     try:
         return _compat.cuda_driver_compatible(driver, cuda, minor=minor)
     except ValueError as e:
@@ -50,18 +50,19 @@ def gpu_architecture(pci_id_or_name):
     """Architecture of a PCI id (10de:2330), chip code name (GP108) or product name; fails when unknown."""
     if not isinstance(pci_id_or_name, str) or not pci_id_or_name.strip():
         raise AnsibleFilterError('gpu_architecture: expected a PCI id such as "10de:2330", a chip code name such as '
-                                 '"GH100" or a product name such as "NVIDIA H100 80GB HBM3", got %r' % (pci_id_or_name,))
+                                 '"GH100" or a product name such as "NVIDIA H100 80GB HBM3", got %s'
+                                 % _compat.short_repr(pci_id_or_name))
     arch = _compat.gpu_architecture(pci_id_or_name)
     if arch is None:
         if _compat.normalize_pci_id(pci_id_or_name) is not None:
             raise AnsibleFilterError(
-                'gpu_architecture: PCI id %r is not in the table of known NVIDIA GPUs; expected the id of an NVIDIA '
+                'gpu_architecture: PCI id %s is not in the table of known NVIDIA GPUs; expected the id of an NVIDIA '
                 'GPU such as "10de:2330", or use the architecture that gpuops.gpu_server.gpu_facts reports from the '
-                "host's PCI ID database (ansible_facts.nvidia.gpus[].architecture)" % (pci_id_or_name,))
+                "host's PCI ID database (ansible_facts.nvidia.gpus[].architecture)" % _compat.short_repr(pci_id_or_name))
         raise AnsibleFilterError(
-            'gpu_architecture: no GPU architecture is known for %r; expected an NVIDIA product name such as '
+            'gpu_architecture: no GPU architecture is known for %s; expected an NVIDIA product name such as '
             '"NVIDIA H100 80GB HBM3", a chip code name such as "GP108", or a PCI id such as "10de:2330"'
-            % (pci_id_or_name,))
+            % _compat.short_repr(pci_id_or_name))
     return arch
 
 
@@ -69,7 +70,7 @@ def driver_supports_architecture(driver, architecture):
     """Whether a driver branch or version drives GPUs of an architecture."""
     if isinstance(driver, bool) or not isinstance(driver, (str, int, float)):
         raise AnsibleFilterError('driver_supports_architecture: expected a driver branch such as "535" or a version '
-                                 'such as "535.104.05", got %r' % (driver,))
+                                 'such as "535.104.05", got %s' % _compat.short_repr(driver))
     try:
         return _compat.driver_supports_architecture(driver, architecture)
     except ValueError as e:

@@ -9,6 +9,11 @@ The knowledge is data, in _data_cuda.py, _data_gpu.py and _data_torch.py (each t
 file is the logic that reads it. Functions answer questions with reasons, never bare booleans where a user
 needs to know what to change, and in neutral terms: a problem names its subject (SUBJECTS), never a role
 variable; the caller words it.
+
+No input makes a public function raise anything but CompatError (a ValueError) with a message that names what
+is wrong and the form expected: versions are read from ASCII digits only (``int()``, ``str.isdigit()`` and a
+plain ``\\d`` also take Arabic-Indic or fullwidth digits), each number has at most MAX_VERSION_DIGITS digits
+(``int()`` refuses over 4300), and a driver version and a branch that contradict each other are refused.
 """
 
 from __future__ import (absolute_import, division, print_function)
@@ -28,24 +33,46 @@ from ansible_collections.gpuops.gpu_server.plugins.module_utils._data_torch impo
 SUBJECTS = ('cuda_version', 'driver_branch', 'driver_version', 'kernel_module', 'torch_version', 'architectures')
 
 
+class CompatError(ValueError):
+    """A question this module cannot answer as asked: a malformed version, an unknown CUDA release, contradictory
+    arguments. A ValueError, so that callers that catch ValueError keep working."""
+
+
 # ---------------------------------------------------------------------------------------------
 # Versions
 # ---------------------------------------------------------------------------------------------
 
-_VERSION_RE = re.compile(r'^\d+(?:\.\d+)*$')
-_CUDA_RE = re.compile(r'^(\d+)\.(\d+)(?:\.(\d+))?$')
-# A driver version (535.104.05, 570.26) or branch (535).
-_DRIVER_VERSION_RE = re.compile(r'^(\d{3})(?:\.\d+){0,2}$')
+# Every pattern reads ASCII digits only ([0-9], never \d) and ends with \Z ($ also matches before a final newline).
+MAX_VERSION_DIGITS = 9
+_N = '[0-9]{1,%d}' % MAX_VERSION_DIGITS
+_VERSION_RE = re.compile(r'%s(?:\.%s){0,7}\Z' % (_N, _N))
+_CUDA_RE = re.compile(r'(%s)\.(%s)(?:\.(%s))?\Z' % (_N, _N, _N))
+# A driver version: the branch, then one or two numbers (535.104.05, 570.26, 390.116).
+_DRIVER_VERSION_RE = re.compile(r'([0-9]{3})\.([0-9]{1,3})(?:\.([0-9]{1,3}))?\Z')
 # A branch or version, optionally inside a package name or with a flavour: 535-server, nvidia-driver-570-open.
-_DRIVER_BRANCH_RE = re.compile(r'^(?:[A-Za-z][A-Za-z0-9]*-)*(\d{3})(?:\.\d+){0,2}(?:-(?:server|open))*$')
-_TORCH_RE = re.compile(r'^(\d+)\.(\d+)(?:\.(\d+))?(?:\+([A-Za-z0-9]+(?:\.[A-Za-z0-9]+)*))?$')
+_DRIVER_BRANCH_RE = re.compile(r'(?:[A-Za-z][A-Za-z0-9]*-)*([0-9]{3})(?:\.[0-9]{1,3}){0,2}(?:-(?:server|open))*\Z')
+_TORCH_RE = re.compile(r'(%s)\.(%s)(?:\.(%s))?(?:\+([A-Za-z0-9]+(?:\.[A-Za-z0-9]+)*))?\Z' % (_N, _N, _N))
 # CUDA updates are small numbers (11.4.4 is the highest so far); nvcc's build numbers (V12.2.91) are not.
 CUDA_MAX_UPDATE = 9
 
 CUDA_FORM = "'X.Y' or 'X.Y.U' with U the update (0-%d), for example '12.4' or '12.2.2'" % CUDA_MAX_UPDATE
-DRIVER_FORM = "a driver version such as '535.104.05' or a branch such as '535'"
+DRIVER_FORM = ("a driver version such as '535.104.05' or '390.116' ('NNN.NN' or 'NNN.NN.NN'; a branch alone, "
+               "such as '535', is not a driver version)")
 BRANCH_FORM = "a driver branch such as '535', '570-server', '580-open' or a version such as '535.104.05'"
 TORCH_FORM = "'X.Y' or 'X.Y.Z', optionally with a local tag, for example '2.4.1' or '1.13.1+cu117'"
+
+# An int given as a version is at most this (a string is what a version should be; see version_text()).
+_MAX_INT_VERSION = 10 ** 15
+
+
+def short_repr(value, limit=80):
+    """``repr(value)``, cut to ``limit`` characters: an error message must not echo a megabyte of junk."""
+    try:
+        text = repr(value)
+    except ValueError:
+        # repr() of an int of more than 4300 digits raises (or of a container holding one).
+        text = '<%s too large to show>' % type(value).__name__
+    return text if len(text) <= limit else '%s... (%d characters)' % (text[:limit], len(text))
 
 
 def version_text(value, what='version', form=CUDA_FORM):
@@ -53,38 +80,51 @@ def version_text(value, what='version', form=CUDA_FORM):
 
     A float is refused unless it is whole (``12.0``): YAML reads an unquoted ``12.10`` as the float 12.1, so
     a float with a fraction cannot tell which version was written (12.1 or 12.10, 2.1 or 2.10). The
-    message says to quote it. Raises ValueError naming ``what`` and the expected ``form``.
+    message says to quote it. Raises CompatError naming ``what`` and the expected ``form``.
     """
     if isinstance(value, bool) or value is None:
-        raise ValueError('%s: expected %s, got %r' % (what, form, value))
+        raise CompatError('%s: expected %s, got %r' % (what, form, value))
     if isinstance(value, int):
+        if not 0 <= value < _MAX_INT_VERSION:
+            raise CompatError('%s: expected %s, got the number %s' % (what, form, short_repr(value)))
         return str(value)
     if isinstance(value, float):
-        if value.is_integer() and 0 <= value < 1e15:
+        if value != value or value in (float('inf'), float('-inf')) or value < 0:
+            raise CompatError('%s: expected %s, got the number %r' % (what, form, value))
+        if value.is_integer() and value < _MAX_INT_VERSION:
             return '%d.0' % value
-        raise ValueError("%s: got the number %r, not a string: YAML reads an unquoted version as a number and drops "
-                         "trailing zeros (12.10 becomes 12.1), so it cannot tell which version was meant. Quote it "
-                         "('%s' or '%s0') to say which one" % (what, value, value, value))
+        raise CompatError("%s: got the number %r, not a string: YAML reads an unquoted version as a number and drops "
+                          "trailing zeros (12.10 becomes 12.1), so it cannot tell which version was meant. Quote it "
+                          "('%s' or '%s0') to say which one" % (what, value, value, value))
     if not isinstance(value, str):
-        raise ValueError('%s: expected %s, got %r' % (what, form, value))
+        raise CompatError('%s: expected %s, got %s' % (what, form, short_repr(value)))
     return value.strip()
 
 
 def parse_version(text):
-    """``'535.104.05'`` -> (535, 104, 5); ``'12.4'`` -> (12, 4). Only dots and digits.
+    """``'535.104.05'`` -> (535, 104, 5); ``'12.4'`` -> (12, 4). Only dots and ASCII digits, at most 8 numbers of
+    at most MAX_VERSION_DIGITS digits; a tuple of such numbers is returned as is.
 
-    Raises ValueError for anything else (``'11.8abc'``, ``'535.x'``) and for floats that lost a trailing zero.
+    Raises CompatError for anything else (``'11.8abc'``, ``'535.x'``) and for floats that lost a trailing zero.
     """
     if isinstance(text, tuple):
-        return tuple(int(p) for p in text)
+        return _version_tuple(text)
     text = version_text(text, 'version', "a dotted number such as '12.4'")
     if not _VERSION_RE.match(text):
-        raise ValueError("expected a dotted number such as '12.4', got %r" % (text,))
+        raise CompatError("expected a dotted number such as '12.4', got %s" % short_repr(text))
     return tuple(int(p) for p in text.split('.'))
 
 
+def _version_tuple(version):
+    """A version as a tuple of 1 to 8 non-negative ints (not bools) of at most MAX_VERSION_DIGITS digits."""
+    if not isinstance(version, (tuple, list)) or not 1 <= len(version) <= 8 or not all(
+            isinstance(p, int) and not isinstance(p, bool) and 0 <= p < 10 ** MAX_VERSION_DIGITS for p in version):
+        raise CompatError("expected a version as a tuple of numbers such as (12, 4), got %s" % short_repr(version))
+    return tuple(version)
+
+
 def parse_cuda(cuda):
-    """``'12.2.2'`` -> (12, 2, 2), ``'12.4'`` -> (12, 4, 0). Raises ValueError for any other form.
+    """``'12.2.2'`` -> (12, 2, 2), ``'12.4'`` -> (12, 4, 0). Raises CompatError for any other form.
 
     A third number over CUDA_MAX_UPDATE is nvcc's build number (``release 12.2, V12.2.91``), not an update.
     """
@@ -93,24 +133,28 @@ def parse_cuda(cuda):
     text = version_text(cuda, 'CUDA version', CUDA_FORM)
     m = _CUDA_RE.match(text)
     if not m:
-        raise ValueError('CUDA version: expected %s, got %r' % (CUDA_FORM, text))
+        raise CompatError('CUDA version: expected %s, got %s' % (CUDA_FORM, short_repr(text)))
     update = int(m.group(3) or 0)
     if update > CUDA_MAX_UPDATE:
-        raise ValueError("CUDA version %r: %d is not an update number (nvcc prints build numbers, V%s); expected %s"
-                         % (text, update, text, CUDA_FORM))
+        raise CompatError("CUDA version %r: %d is not an update number (nvcc prints build numbers, V%s); expected %s"
+                          % (text, update, text, CUDA_FORM))
     return int(m.group(1)), int(m.group(2)), update
 
 
 def parse_driver_version(driver):
-    """``'535.104.05'`` -> (535, 104, 5); also a bare branch ``'535'``. Raises ValueError for any other form."""
+    """``'535.104.05'`` -> (535, 104, 5), ``'390.116'`` -> (390, 116): ``NNN.NN`` or ``NNN.NN.NN``, the middle
+    and last numbers of one to three digits. A bare branch (``'535'``) is no driver version: it would compare as
+    535.0.0, older than every release of its branch. Raises CompatError for any other form.
+    """
     text = version_text(driver, 'driver version', DRIVER_FORM)
     if not _DRIVER_VERSION_RE.match(text):
-        raise ValueError('driver version: expected %s, got %r' % (DRIVER_FORM, text))
+        raise CompatError('driver version: expected %s, got %s' % (DRIVER_FORM, short_repr(text)))
     return tuple(int(p) for p in text.split('.'))
 
 
 def version_str(version):
-    return '.'.join(str(p) for p in version)
+    """``(12, 4)`` -> ``'12.4'``. Raises CompatError unless ``version`` is a tuple (or list) of numbers."""
+    return '.'.join(str(p) for p in _version_tuple(version))
 
 
 def compare_versions(a, b):
@@ -129,16 +173,16 @@ def version_ge(a, b):
 def driver_branch(driver):
     """``'535.104.05'`` / ``'535'`` / ``'535-server'`` / ``'nvidia-driver-535-open'`` -> 535.
 
-    Raises ValueError for anything else (``'535.x'``, ``'latest'``).
+    Raises CompatError for anything else (``'535.x'``, ``'latest'``).
     """
     if isinstance(driver, int) and not isinstance(driver, bool):
         if 100 <= driver <= 999:
             return driver
-        raise ValueError('expected %s, got %r' % (BRANCH_FORM, driver))
+        raise CompatError('expected %s, got %s' % (BRANCH_FORM, short_repr(driver)))
     text = version_text(driver, 'driver branch', BRANCH_FORM)
     m = _DRIVER_BRANCH_RE.match(text)
     if not m:
-        raise ValueError('expected %s, got %r' % (BRANCH_FORM, text))
+        raise CompatError('expected %s, got %s' % (BRANCH_FORM, short_repr(text)))
     return int(m.group(1))
 
 
@@ -150,14 +194,14 @@ def cuda_major_minor(cuda):
 # CUDA toolkit -> minimum Linux x86_64 driver
 # ---------------------------------------------------------------------------------------------
 
-_RELEASE_RE = re.compile(r'^(?:GA|RC|Update (\d+))$')
+_RELEASE_RE = re.compile(r'(?:GA|RC|Update ([0-9]+))\Z')
 
 
 def _release_key(cuda, release):
     """``('12.2', 'Update 2')`` -> (12, 2, 2); ``('12.2', 'GA')`` -> (12, 2, 0)."""
     m = _RELEASE_RE.match(release)
     if not m:
-        raise ValueError('CUDA release %r of %s is neither GA, RC nor "Update N"' % (release, cuda))
+        raise CompatError('CUDA release %r of %s is neither GA, RC nor "Update N"' % (release, cuda))
     major, minor = (int(p) for p in cuda.split('.'))
     return (major, minor, int(m.group(1) or 0))
 
@@ -176,21 +220,21 @@ def cuda_min_driver(cuda, mode='toolkit'):
 
     mode ``toolkit``: the driver that the release notes list for that toolkit (full compatibility).
     mode ``minor``: the minimum under CUDA minor version compatibility (CUDA 11 and later).
-    Raises ValueError for a version the tables do not know.
+    Raises CompatError for a version the tables do not know.
     """
     if mode not in ('toolkit', 'minor'):
-        raise ValueError("mode must be 'toolkit' or 'minor', got %r" % (mode,))
+        raise CompatError("mode must be 'toolkit' or 'minor', got %s" % short_repr(mode))
     major, minor, update = parse_cuda(cuda)
     v = (major, minor, update) if update else (major, minor)
     if mode == 'minor':
         if major not in CUDA_MINOR_COMPAT_MIN_DRIVER:
-            raise ValueError('CUDA %s has no minor version compatibility (it exists for CUDA %s)'
-                             % (version_str(v), ', '.join('%d.x' % m for m in sorted(CUDA_MINOR_COMPAT_MIN_DRIVER))))
+            raise CompatError('CUDA %s has no minor version compatibility (it exists for CUDA %s)'
+                              % (version_str(v), ', '.join('%d.x' % m for m in sorted(CUDA_MINOR_COMPAT_MIN_DRIVER))))
         return CUDA_MINOR_COMPAT_MIN_DRIVER[major]
     rows = sorted(k for k in CUDA_TOOLKIT_MIN_DRIVER if k[:2] == (major, minor) and k[2] <= update)
     if not rows:
-        raise ValueError('CUDA %s is not in the table of CUDA releases (known: %s)'
-                         % (version_str(v), ', '.join(known_cuda_versions())))
+        raise CompatError('CUDA %s is not in the table of CUDA releases (known: %s)'
+                          % (version_str(v), ', '.join(known_cuda_versions())))
     return CUDA_TOOLKIT_MIN_DRIVER[rows[-1]]
 
 
@@ -252,7 +296,7 @@ def canonical_architecture(name):
 def architecture_info(arch):
     canon = canonical_architecture(arch)
     if canon is None:
-        raise ValueError('unknown GPU architecture %r (known: %s)' % (arch, ', '.join(ARCHITECTURE_ORDER)))
+        raise CompatError('unknown GPU architecture %s (known: %s)' % (short_repr(arch), ', '.join(ARCHITECTURE_ORDER)))
     info = dict(ARCHITECTURES[canon])
     info['name'] = canon
     return info
@@ -264,7 +308,9 @@ def driver_supports_architecture(driver, arch):
 
 
 def branch_architecture_problems(branch, arch):
-    """Reasons why driver branch ``branch`` cannot drive ``arch`` (empty list when it can)."""
+    """Reasons why driver branch ``branch`` (``535``, or any form :func:`driver_branch` reads) cannot drive ``arch``
+    (empty list when it can)."""
+    branch = driver_branch(branch)
     info = architecture_info(arch)
     problems = []
     if info['last_branch'] is not None and branch > info['last_branch']:
@@ -286,7 +332,7 @@ def architectures_for_branch(branch):
 # PCI device id -> product and architecture (exact lookup, no ranges)
 # ---------------------------------------------------------------------------------------------
 
-_PCI_ID_RE = re.compile(r'^(?:0x)?([0-9a-f]{4})[:\s]+(?:0x)?([0-9a-f]{4})$')
+_PCI_ID_RE = re.compile(r'(?:0x)?([0-9a-f]{4})[:\s]+(?:0x)?([0-9a-f]{4})\Z', re.ASCII)
 
 
 def normalize_pci_id(text):
@@ -312,9 +358,10 @@ def pci_id_info(pci_id):
 # Product name -> architecture
 # ---------------------------------------------------------------------------------------------
 
-_PRODUCT_RES = tuple((re.compile(pattern, re.I), arch) for pattern, arch in PRODUCT_PATTERNS)
-_CHIP_RE = re.compile(r'^\s*(?P<chip>(?P<prefix>%s)\d{3}[A-Z]*)(?![0-9A-Za-z])'
-                      % '|'.join(p for p, _a in CHIP_PREFIXES))
+# re.ASCII: \d is [0-9], and re.I does not fold the Kelvin sign into a K.
+_PRODUCT_RES = tuple((re.compile(pattern, re.I | re.ASCII), arch) for pattern, arch in PRODUCT_PATTERNS)
+_CHIP_RE = re.compile(r'\s*(?P<chip>(?P<prefix>%s)[0-9]{3}[A-Z]*)(?![0-9A-Za-z])'
+                      % '|'.join(p for p, _a in CHIP_PREFIXES), re.ASCII)
 
 
 def chip_architecture(name):
@@ -352,22 +399,22 @@ def gpu_architecture(pci_id_or_name):
 # ---------------------------------------------------------------------------------------------
 
 def parse_torch(torch):
-    """``'1.13.1+cu118'`` -> ((1, 13, 1), 'cu118'); ``'2.4'`` -> ((2, 4), None). ValueError for any other form."""
+    """``'1.13.1+cu118'`` -> ((1, 13, 1), 'cu118'); ``'2.4'`` -> ((2, 4), None). CompatError for any other form."""
     text = version_text(torch, 'torch version', TORCH_FORM)
     m = _TORCH_RE.match(text)
     if not m:
-        raise ValueError('torch version: expected %s, got %r' % (TORCH_FORM, text))
+        raise CompatError('torch version: expected %s, got %s' % (TORCH_FORM, short_repr(text)))
     version = tuple(int(p) for p in m.groups()[:3] if p is not None)
     return version, m.group(4)
 
 
 def torch_cuda_variants(torch):
-    """CUDA wheel tags published for a torch release. Raises ValueError for an unknown release."""
+    """CUDA wheel tags published for a torch release. Raises CompatError for an unknown release."""
     version, _local = parse_torch(torch)
     key = version[:2] if len(version) > 1 else (version[0], 0)
     if key not in TORCH_CUDA_VARIANTS:
-        raise ValueError('torch %s is not in the table of PyTorch releases (known: %s)'
-                         % (version_str(version), ', '.join('%d.%d' % k for k in sorted(TORCH_CUDA_VARIANTS))))
+        raise CompatError('torch %s is not in the table of PyTorch releases (known: %s)'
+                          % (version_str(version), ', '.join('%d.%d' % k for k in sorted(TORCH_CUDA_VARIANTS))))
     return list(TORCH_CUDA_VARIANTS[key])
 
 
@@ -376,11 +423,14 @@ def cuda_tag(cuda):
     return 'cu%d%d' % (major, minor)
 
 
+_WHEEL_TAG_RE = re.compile(r'cu([0-9]{2,3})\Z')
+
+
 def tag_cuda(tag):
     """``'cu118'`` -> ``'11.8'``, ``'cu130'`` -> ``'13.0'``."""
-    m = re.match(r'^cu(\d{2,3})$', tag or '')
+    m = _WHEEL_TAG_RE.match(tag) if isinstance(tag, str) else None
     if not m:
-        raise ValueError('expected a CUDA wheel tag such as "cu121", got %r' % (tag,))
+        raise CompatError('expected a CUDA wheel tag such as "cu121", got %s' % short_repr(tag))
     digits = m.group(1)
     return '%s.%s' % (digits[:2], digits[2:]) if len(digits) == 3 else '%s.%s' % (digits[0], digits[1])
 
@@ -408,13 +458,32 @@ _SUBJECT_RE = re.compile(r'\{(%s)\}' % '|'.join(SUBJECTS))
 
 
 def word(text, names=None):
-    """``text`` with each ``{subject}`` replaced by the caller's name for it (``names``), else the subject itself."""
+    """``text`` with each ``{subject}`` replaced by the caller's name for it (``names``, a dict; a name that is not
+    a non-empty string is ignored), else the subject itself."""
+    if not isinstance(text, str):
+        raise CompatError('expected the text of a problem or fix, got %s' % short_repr(text))
+    if names is not None and not isinstance(names, dict):
+        raise CompatError('expected a dict of subject to variable name, got %s' % short_repr(names))
     names = names or {}
-    return _SUBJECT_RE.sub(lambda m: names.get(m.group(1)) or m.group(1), text)
+
+    def name(m):
+        given = names.get(m.group(1))
+        return given if isinstance(given, str) and given else m.group(1)
+    return _SUBJECT_RE.sub(name, text)
+
+
+def _architecture_list(architectures):
+    """``architectures`` as a list (None -> []); CompatError for anything but a list, tuple or set."""
+    if architectures is None:
+        return []
+    if not isinstance(architectures, (list, tuple, set, frozenset)):
+        raise CompatError('architectures: expected a list of GPU architecture names such as [Hopper], got %s'
+                          % short_repr(architectures))
+    return list(architectures)
 
 
 def _strict(value, what, form, parse):
-    """A version argument as text, after ``parse`` proved its form (ValueError naming ``what`` otherwise)."""
+    """A version argument as text, after ``parse`` proved its form (CompatError naming ``what`` otherwise)."""
     if value is None:
         return None
     text = version_text(value, what, form)
@@ -429,17 +498,18 @@ def suggest_branch(cuda=None, architectures=None, kernel_module=None, allow_mino
     CUDA 11.8: R470 is Kepler's last branch) and ``allow_minor`` is true, a branch that runs it through
     minor version compatibility is suggested instead.
     """
+    architectures = _architecture_list(architectures)
     floors = []
     if cuda is not None:
         major = parse_cuda(cuda)[0]
         try:
             floors.append(driver_branch(cuda_min_driver(cuda, 'toolkit')))
-        except ValueError:
+        except CompatError:
             pass
         if major in CUDA_MINOR_COMPAT_MIN_DRIVER and (allow_minor or not floors):
             floors.append(driver_branch(CUDA_MINOR_COMPAT_MIN_DRIVER[major]))
     low, high = 0, 10 ** 6
-    for arch in architectures or ():
+    for arch in architectures:
         info = architecture_info(arch)
         low = max(low, RECOMMENDED_MIN_BRANCH.get(info['name'], info['min_branch'] or 0))
         if info['last_branch'] is not None:
@@ -468,16 +538,22 @@ def check(cuda=None, driver=None, branch=None, architectures=None, kernel_module
     ``{subject}``: the caller words it with its own names (:func:`word`). ``mode`` is how the driver runs the
     CUDA version: ``full``, ``minor`` (minor version compatibility, see notes for its limits) or ``none``; None
     when there is no CUDA/driver pair to judge.
+
+    Malformed versions are errors, not problems (CompatError, saying what form is expected), and so is a driver
+    version of another branch than ``branch``: which of the two is meant cannot be told.
     """
-    # Malformed versions are errors, not problems: say what form is expected (ValueError).
     cuda = _strict(cuda, 'CUDA version', CUDA_FORM, parse_cuda)
     driver = _strict(driver, 'driver version', DRIVER_FORM, parse_driver_version)
     branch = _strict(branch, 'driver branch', BRANCH_FORM, driver_branch)
     torch = _strict(torch, 'torch version', TORCH_FORM, parse_torch)
+    if driver is not None and branch is not None and driver_branch(driver) != driver_branch(branch):
+        raise CompatError('driver version %r is a release of branch %d, but the driver branch is %r (branch %d): '
+                          'they contradict each other; give the one that is meant, or both of the same branch'
+                          % (driver, driver_branch(driver), branch, driver_branch(branch)))
     problems = []
     notes = []
     archs = []
-    for arch in architectures or ():
+    for arch in _architecture_list(architectures):
         canon = canonical_architecture(arch)
         if canon is None:
             problems.append(_problem('architectures', 'unknown GPU architecture %r' % (arch,),
@@ -506,7 +582,7 @@ def check(cuda=None, driver=None, branch=None, architectures=None, kernel_module
         cuda_known = True
         try:
             toolkit_min = cuda_min_driver(cuda, 'toolkit')
-        except ValueError as e:
+        except CompatError as e:
             cuda_known = False
             toolkit_min = None
             problems.append(_problem('cuda_version', str(e), 'use one of the known CUDA versions'))
@@ -596,7 +672,7 @@ def _check_torch(torch, cuda, driver, drv_branch, archs, notes):
     problems = []
     try:
         variants = torch_cuda_variants(torch)
-    except ValueError as e:
+    except CompatError as e:
         return [_problem('torch_version', str(e), 'use a PyTorch release from the table or check its wheel index')]
     version, local = parse_torch(torch)
     if local is not None and local.startswith('cu'):

@@ -22,8 +22,7 @@ from ansible_collections.gpuops.gpu_server.plugins.module_utils._data_xid import
 
 # NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python3, GPU has fallen off the bus.
 # NVRM: Xid (0000:03:00): 13, 0003 00000000 0000a1c0 ...         (drivers before R450)
-# ASCII digits only (re.ASCII): a plain \d and int() also take '٧٩'. The text is stripped afterwards (a lazy
-# ``.*?`` before ``\s*$`` backtracks over every blank of a long line).
+# ASCII digits only: a plain \d and int() also take Arabic-Indic digits. The text is stripped by parse().
 _XID_RE = re.compile(r'NVRM: Xid \((?:PCI:)?(?P<pci>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?)\):'
                      r'\s*(?P<code>[0-9]+),?(?P<text>.*)', re.ASCII)
 

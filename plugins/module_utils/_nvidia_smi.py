@@ -26,7 +26,7 @@ second DOCTYPE is refused.
 
 No input makes :func:`parse` raise anything but :class:`NvidiaSmiParseError`. A field whose text is not a
 number nvidia-smi could print is unreadable and comes back as ``None``, like ``N/A``: digits other than ASCII
-(``'٣٥ C'``), numbers of more than 20 digits (NVML counters are 64-bit; Python refuses to convert integers of
+(Arabic-Indic, fullwidth), numbers of more than 20 digits (NVML counters are 64-bit; Python refuses to convert integers of
 more than 4300 digits) and numbers outside +-2**64 (a float that would overflow to infinity).
 """
 
@@ -38,7 +38,7 @@ import xml.etree.ElementTree as ET
 
 _DOCTYPE_START_RE = re.compile(r'<!DOCTYPE', re.IGNORECASE)
 _ENTITY_RE = re.compile(r'<!ENTITY\b', re.IGNORECASE)
-# ASCII digits only: str.isdigit(), int() and a plain \d also take '٣٥' or fullwidth digits.
+# ASCII digits only: str.isdigit(), int() and a plain \d also take Arabic-Indic or fullwidth digits.
 _NUMBER_RE = re.compile(r'([-+]?)([0-9]+)((?:\.[0-9]+)?)\s*([A-Za-z%/]*)', re.ASCII)
 
 # NVML reports no value wider than 64 bits; a longer figure is not a reading.

@@ -38,6 +38,7 @@ options:
         nvcc build number such as V(12.2.91)).
       - A string. An unquoted YAML number lost its trailing zeros (V(12.10) arrives as 12.1), so a number with a
         fraction fails the task with a message to quote it; a whole number (V(13.0)) is accepted.
+      - Versions are read from ASCII digits only in every option; other digits (Arabic-Indic, fullwidth) fail the task.
     type: raw
   driver_branch:
     description:
@@ -46,8 +47,11 @@ options:
     type: raw
   driver_version:
     description:
-      - An exact driver version to check, for example V(535.104.05) (C(XXX.YY) or C(XXX.YY.ZZ)); anything else
-        fails the task. A string; see O(cuda_version) for numbers.
+      - An exact driver version to check, for example V(535.104.05) or V(390.116): C(NNN.NN) or C(NNN.NN.NN), the branch
+        then one or two numbers of one to three digits. Anything else fails the task, a bare branch such as V(550)
+        included (give that as O(driver_branch)). A string; see O(cuda_version) for numbers.
+      - With O(driver_branch) as well, both must be of the same branch (V(550.54.15) and V(550-server)); a version of
+        another branch (V(550.54.15) with V(470)) fails the task, naming both.
       - When neither this nor O(driver_branch) is given, the version of the loaded driver is used, if any.
     type: raw
   kernel_module:
@@ -279,7 +283,9 @@ def main():
                                architectures=archs, kernel_module=p['kernel_module'], torch=p['torch_version'],
                                allow_minor=p['allow_minor_compat'])
     except ValueError as e:
-        module.fail_json(msg='cuda_compat: %s' % e)
+        loaded = driver is not None and p['driver_version'] is None
+        module.fail_json(msg='cuda_compat: %s%s' % (e, ' (the driver version is the one nvidia-smi reports for the '
+                                                       'loaded driver)' if loaded else ''))
     problems, notes = list(result['problems']), list(result['notes'])
     verdict = 'incompatible' if problems else 'compatible'
     if unknown:

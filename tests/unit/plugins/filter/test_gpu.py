@@ -130,3 +130,33 @@ def test_cuda_update_numbers_still_count():
     """12.2.2 (Update 2) still counts as an update; 12.2.91 (nvcc's build number) is refused above."""
     assert FILTERS['cuda_min_driver']('12.2.2') == '535.104.05'
     assert FILTERS['cuda_min_driver']('12.2.0') == '535.54.03'
+
+
+# Issue 29: the filters refuse what the module refuses, with AnsibleFilterError only.
+
+@pytest.mark.parametrize('name,args,fragment', [
+    ('cuda_driver_compatible', ('550', '12.4'), 'a branch alone'),
+    ('cuda_driver_compatible', (550, '12.4'), 'a branch alone'),
+    ('cuda_driver_compatible', ('\u0665\u0665\u0660.54.15', '12.4'), "expected a driver version such as '535.104.05'"),
+    ('cuda_driver_compatible', ('550.54.15', '\uff11\uff12.4'), "expected 'X.Y' or 'X.Y.U'"),
+    ('cuda_min_driver', ('\u0661\u0662.4',), "expected 'X.Y' or 'X.Y.U'"),
+    ('driver_supports_architecture', ('\uff15\uff15\uff10', 'Hopper'), "expected a driver branch such as '535'"),
+    ('torch_cuda_variants', ('\u0662.4.1',), "expected 'X.Y' or 'X.Y.Z'"),
+])
+def test_bare_branches_and_non_ascii_digits_are_refused(name, args, fragment):
+    """Issue 29: a bare branch was read as the driver version NNN.0.0; non-ASCII digits were read as numbers."""
+    with pytest.raises(AnsibleFilterError, match=name) as e:
+        FILTERS[name](*args)
+    assert fragment in str(e.value), str(e.value)
+
+
+@pytest.mark.parametrize('name,args', [
+    ('cuda_driver_compatible', ('550.54.15', '1' * 5000)), ('cuda_driver_compatible', (10 ** 5000, '12.4')),
+    ('cuda_min_driver', (float('nan'),)), ('cuda_min_driver', ('12.4', ['minor'])),
+    ('driver_supports_architecture', ('550', ['Hopper'])), ('driver_supports_architecture', ('550', None)),
+    ('torch_cuda_variants', ('2.' + '4' * 5000,)), ('gpu_architecture', ('10de:' + 'f' * 5000,)),
+], ids=lambda v: v if isinstance(v, str) else None)
+def test_junk_gets_a_short_filter_error(name, args):
+    with pytest.raises(AnsibleFilterError, match=name) as e:
+        FILTERS[name](*args)
+    assert len(str(e.value)) < 600

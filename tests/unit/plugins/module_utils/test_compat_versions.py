@@ -76,3 +76,109 @@ def test_parse_torch_refuses(text):
 def test_check_raises_on_malformed_versions(args):
     with pytest.raises(ValueError):
         c.check(architectures=['Hopper'], **args)
+
+
+# Issue 29: contradictory inputs, versions outside the documented forms and non-ASCII digits are refused.
+
+ARABIC_550 = '\u0665\u0665\u0660'             # '550' in Arabic-Indic digits
+FULLWIDTH_550 = '\uff15\uff15\uff10'          # '550' in fullwidth digits
+
+
+def test_driver_version_of_another_branch_than_the_branch_is_refused():
+    """Issue 29: branch 470 with driver 550.54.15 was judged compatible (by the version), the branch ignored."""
+    with pytest.raises(ValueError) as e:
+        c.check(cuda='12.4', driver='550.54.15', branch='470', architectures=['Hopper'])
+    assert "'550.54.15'" in str(e.value) and "'470'" in str(e.value)
+    assert 'contradict' in str(e.value)
+
+
+@pytest.mark.parametrize('branch', ['550', '550-server', 'nvidia-driver-550-open', 550, '550.54.15'])
+def test_driver_version_and_branch_of_the_same_branch_agree(branch):
+    assert c.check(cuda='12.4', driver='550.54.15', branch=branch, architectures=['Hopper'])['mode'] == 'full'
+
+
+@pytest.mark.parametrize('driver', ['550', 550, '550.0.0.1', '550.1234', '550.54.1234', '5500.54', '550.54.', '.550'])
+def test_bare_branch_and_other_forms_are_no_driver_version(driver):
+    """Issue 29: driver version '550' (documented: NNN.NN or NNN.NN.NN) was read as 550.0.0."""
+    with pytest.raises(ValueError, match="expected a driver version such as '535.104.05'"):
+        c.check(cuda='12.4', driver=driver)
+    with pytest.raises(ValueError, match='a branch alone'):
+        c.cuda_driver_compatible(driver, '12.4')
+
+
+@pytest.mark.parametrize('driver,parsed', [('535.104.05', (535, 104, 5)), ('390.116', (390, 116)),
+                                           ('540.4.0', (540, 4, 0)), (' 570.86.15 ', (570, 86, 15))])
+def test_driver_version_forms(driver, parsed):
+    assert c.parse_driver_version(driver) == parsed
+
+
+@pytest.mark.parametrize('call', [
+    lambda: c.driver_branch(ARABIC_550),
+    lambda: c.driver_branch(FULLWIDTH_550),
+    lambda: c.driver_branch('nvidia-driver-%s-open' % ARABIC_550),
+    lambda: c.parse_driver_version(ARABIC_550 + '.54.15'),
+    lambda: c.parse_driver_version('550.\u0665\u0664.15'),
+    lambda: c.parse_cuda('\u0661\u0662.4'),
+    lambda: c.parse_cuda('12.\uff14'),
+    lambda: c.parse_version('\uff11\uff12.4'),
+    lambda: c.parse_torch('\u0662.4.1'),
+    lambda: c.tag_cuda('cu\u0661\u0661\u0668'),
+    lambda: c.check(cuda='12.4', driver=FULLWIDTH_550 + '.54.15'),
+    lambda: c.check(cuda='12.4', branch=ARABIC_550),
+    lambda: c.cuda_min_driver('\u0661\u0662.4'),
+])
+def test_non_ascii_digits_are_refused(call):
+    """Issue 29: int(), str.isdigit() and a plain \\d read Arabic-Indic and fullwidth digits as numbers."""
+    with pytest.raises(ValueError, match='expected'):
+        call()
+
+
+def test_non_ascii_digits_name_no_chip():
+    assert c.chip_architecture('GP\u0661\u0660\u0668 [GeForce GT 1030]') is None
+    assert c.chip_architecture('GP108 [GeForce GT 1030]') == 'Pascal'
+
+
+@pytest.mark.parametrize('call', [
+    lambda: c.parse_version('1' * 5000),
+    lambda: c.parse_version('12.' + '4' * 5000),
+    lambda: c.parse_cuda('12.' + '4' * 5000),
+    lambda: c.parse_torch('2.' + '4' * 5000),
+    lambda: c.version_text(10 ** 5000),
+    lambda: c.driver_branch(10 ** 5000),
+    lambda: c.version_str((10 ** 5000,)),
+    lambda: c.parse_version((1, 'x')),
+    lambda: c.compare_versions(('12', 4), '12.4'),
+])
+def test_huge_numbers_are_refused_with_the_module_error(call):
+    """Issue 29: int() of over 4300 digits raised Python's own ValueError, not the module's."""
+    with pytest.raises(c.CompatError):
+        call()
+
+
+@pytest.mark.parametrize('value', [float('inf'), float('-inf'), float('nan'), -1.0, -3, 1e300])
+def test_numbers_that_are_no_version(value):
+    with pytest.raises(c.CompatError, match='version'):
+        c.version_text(value)
+
+
+def test_error_messages_do_not_echo_megabytes():
+    with pytest.raises(c.CompatError) as e:
+        c.parse_cuda('x' * 10 ** 6)
+    assert len(str(e.value)) < 400
+
+
+@pytest.mark.parametrize('architectures', [5, 'Hopper', {'Hopper': 1}, object()])
+def test_architectures_must_be_a_list(architectures):
+    with pytest.raises(c.CompatError, match='architectures: expected a list'):
+        c.check(cuda='12.4', architectures=architectures)
+    with pytest.raises(c.CompatError, match='architectures: expected a list'):
+        c.suggest_branch('12.4', architectures)
+
+
+def test_word_reads_only_string_names():
+    assert c.word('set {driver_branch}', {'driver_branch': 5}) == 'set driver_branch'
+    assert c.word('set {driver_branch}', {'driver_branch': 'nvidia_driver_branch'}) == 'set nvidia_driver_branch'
+    with pytest.raises(c.CompatError):
+        c.word(None)
+    with pytest.raises(c.CompatError):
+        c.word('x', ['driver_branch'])

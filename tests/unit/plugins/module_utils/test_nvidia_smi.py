@@ -192,4 +192,3 @@ def test_deep_nesting_is_read():
     depth = 100000
     text = '<nvidia_smi_log><gpu id="0">%s%s</gpu></nvidia_smi_log>' % ('<a>' * depth, '</a>' * depth)
     assert nvsmi.parse(text)['gpus'][0]['pci_bus_id'] == '0'
-

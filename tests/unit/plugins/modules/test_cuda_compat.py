@@ -166,3 +166,54 @@ def test_variables_must_map_known_subjects_to_names(run_module, names):
     result = run_module(cuda_compat.main, dict(cuda_version='12.4', architectures=['Hopper'], variables=names))
     assert result.failed
     assert 'variables maps each subject (cuda_version, driver_branch' in result['msg'], result['msg']
+
+
+# Issue 29: contradictory inputs, versions outside the documented forms and non-ASCII digits fail the task.
+
+def test_driver_version_of_another_branch_fails_naming_both(run_module):
+    """Issue 29: driver_branch=470 with driver_version=550.54.15 was judged compatible, the contradiction ignored."""
+    result = run_module(cuda_compat.main, dict(cuda_version='12.4', driver_branch='470', driver_version='550.54.15',
+                                               architectures=['Hopper']))
+    assert result.failed
+    assert result['msg'].startswith('cuda_compat: ')
+    assert "'550.54.15'" in result['msg'] and "'470'" in result['msg'] and 'contradict' in result['msg']
+
+
+def test_driver_version_of_the_branch_is_judged(run_module):
+    result = run_module(cuda_compat.main, dict(cuda_version='12.4', driver_branch='550-server',
+                                               driver_version='550.54.15', architectures=['Hopper']))
+    assert not result.failed, result['msg']
+    assert result['mode'] == 'full' and result['driver_version'] == '550.54.15'
+
+
+@pytest.mark.parametrize('value', ['550', 550, '550.54.15.1', '550.1234'])
+def test_driver_version_outside_its_documented_form_fails(run_module, value):
+    """Issue 29: driver_version=550 (documented: NNN.NN or NNN.NN.NN) was accepted and read as 550.0.0."""
+    result = run_module(cuda_compat.main, dict(cuda_version='12.4', driver_version=value, architectures=['Hopper']))
+    assert result.failed
+    assert "expected a driver version such as '535.104.05'" in result['msg'], result['msg']
+
+
+@pytest.mark.parametrize('option,value', [
+    ('driver_branch', '\u0665\u0665\u0660'), ('driver_branch', '\uff15\uff15\uff10'),
+    ('driver_version', '\u0665\u0665\u0660.54.15'), ('cuda_version', '\u0661\u0662.\u0664'),
+    ('cuda_version', '\uff11\uff12.4'), ('torch_version', '\u0662.4.1'),
+])
+def test_non_ascii_digits_fail(run_module, option, value):
+    """Issue 29: Arabic-Indic and fullwidth digits were read as numbers (int() and str.isdigit() take them)."""
+    args = dict(cuda_version='12.4', architectures=['Hopper'])
+    args[option] = value
+    result = run_module(cuda_compat.main, args)
+    assert result.failed
+    assert result['msg'].startswith('cuda_compat: ') and 'expected' in result['msg'], result['msg']
+
+
+@pytest.mark.parametrize('option,value', [('cuda_version', '1' * 5000), ('driver_branch', '5' * 5000),
+                                          ('driver_version', float('inf')), ('torch_version', '2.' + '4' * 5000)],
+                         ids=['cuda_version', 'driver_branch', 'driver_version', 'torch_version'])
+def test_huge_versions_fail_with_a_short_message(run_module, option, value):
+    args = dict(cuda_version='12.4', architectures=['Hopper'])
+    args[option] = value
+    result = run_module(cuda_compat.main, args)
+    assert result.failed
+    assert result['msg'].startswith('cuda_compat: ') and len(result['msg']) < 600, result['msg'][:200]
