@@ -145,6 +145,8 @@ found_fingerprints:
 import errno
 import os
 import tempfile
+import threading
+import time
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_bytes, to_native
@@ -152,26 +154,87 @@ from ansible.module_utils.urls import fetch_url
 
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _openpgp
 
-MAX_KEY_BYTES = 1024 * 1024
+MAX_KEY_BYTES = _openpgp.MAX_DATA_BYTES
+READ_CHUNK = 64 * 1024
+
+
+class _FetchFailed(Exception):
+    """fetch_url gave up (it would have called fail_json itself); the message says why."""
+
+
+class _Fetcher(object):
+    """The module as fetch_url sees it, in the download thread: fail_json raises instead of exiting, so that only
+    the main thread ever ends the module."""
+
+    def __init__(self, module):
+        self._module = module
+
+    def __getattr__(self, name):
+        return getattr(self._module, name)
+
+    def fail_json(self, msg='', **kwargs):
+        raise _FetchFailed(msg)
+
+
+def _fetch(module, url, timeout, outcome):
+    """Download ``url`` into ``outcome`` (a dict): ``info``, then ``data`` (at most MAX_KEY_BYTES + 1 bytes), or
+    ``error``. Runs in a thread; reads in small pieces so that it stops soon after the size limit."""
+    response = None
+    try:
+        response, outcome['info'] = fetch_url(_Fetcher(module), url, timeout=timeout)
+        if response is None:
+            return
+        read = getattr(response, 'read1', None) or response.read
+        chunks, size = [], 0
+        while size <= MAX_KEY_BYTES:
+            chunk = read(READ_CHUNK)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        outcome['data'] = b''.join(chunks)
+    except Exception as e:   # a socket timeout or reset, fetch_url giving up: reported by the main thread
+        outcome['error'] = e
+    finally:
+        if response is not None:
+            try:
+                response.close()
+            except Exception:   # closing a broken connection may fail as well; nothing is left to do
+                pass
 
 
 def download(module, url, result):
-    """The bytes at ``url``; fails the module on an HTTP error, a timeout or an answer over MAX_KEY_BYTES."""
-    response, info = fetch_url(module, url, timeout=module.params['timeout'])
+    """The bytes at ``url``; fails the module on an HTTP error, an answer over MAX_KEY_BYTES, or when the whole
+    download (connecting, headers, body) takes longer than ``timeout`` seconds.
+
+    The socket timeout of urllib applies to each read, so a server that sends a byte now and then would hold the
+    module forever; the download runs in a daemon thread that the module leaves behind at the deadline.
+    """
+    dest = module.params['dest']
+    timeout = module.params['timeout']
+    outcome = {}
+    worker = threading.Thread(target=_fetch, args=(module, url, timeout, outcome), name='repo_key download')
+    worker.daemon = True
+    deadline = time.monotonic() + timeout
+    worker.start()
+    worker.join(max(deadline - time.monotonic(), 0))
+    if worker.is_alive():
+        module.fail_json(msg='Could not download the key from %s within %d seconds (timeout covers the whole download, '
+                             'not each read); %s was left untouched' % (url, timeout, dest), **result)
+    if 'error' in outcome:
+        module.fail_json(msg='Could not download the key from %s: %s; %s was left untouched'
+                             % (url, to_native(outcome['error']), dest), **result)
+    info = outcome.get('info', {})
     status = info.get('status', -1)
     # file:// and ftp:// answers carry no HTTP status (as in ansible.builtin.get_url).
     local = url.startswith('file:/') or (url.startswith('ftp:/') and str(info.get('msg', '')).startswith('OK'))
-    if response is None or (status != 200 and not local):
+    if 'data' not in outcome or (status != 200 and not local):
         module.fail_json(msg='Could not download the key from %s: HTTP %s, %s; %s was left untouched'
-                             % (url, status, info.get('msg', 'no answer'), module.params['dest']), **result)
-    try:
-        data = response.read(MAX_KEY_BYTES + 1)
-    except Exception as e:   # a socket timeout or reset while reading the body
-        module.fail_json(msg='Could not read the key from %s: %s; %s was left untouched'
-                             % (url, to_native(e), module.params['dest']), **result)
+                             % (url, status, info.get('msg', 'no answer'), dest), **result)
+    data = outcome['data']
     if len(data) > MAX_KEY_BYTES:
         module.fail_json(msg='%s answered more than %d bytes: that is not a repository signing key; %s was left '
-                             'untouched' % (url, MAX_KEY_BYTES, module.params['dest']), **result)
+                             'untouched' % (url, MAX_KEY_BYTES, dest), **result)
     return data
 
 
@@ -255,26 +318,30 @@ def main():
         data, source = to_bytes(module.params['content'], errors='surrogate_or_strict'), 'content'
 
     try:
-        found = _openpgp.primary_fingerprints(data)
+        keys = _openpgp.read_public_keys(data)
     except _openpgp.OpenPGPError as e:
         module.fail_json(msg='%s is not a usable OpenPGP public key: %s; %s was left untouched' % (source, e, dest),
                          **result)
+    found = keys.fingerprints
     if expected:
         why = _openpgp.mismatch(found, expected)
         if why:
             module.fail_json(msg='The key from %s is not the one expected: %s; %s was left untouched'
                                  % (source, why, dest), found_fingerprints=found, **result)
     result['fingerprints'] = found
+    # Only the packets read and checked above are written, re-encoded: never the bytes as received. apt reads a
+    # signed-by file ending in .gpg as a binary keyring, any other (.asc) as armor.
+    after = keys.binary() if dest.endswith('.gpg') else to_bytes(keys.armored())
 
     # Written through a symlink, as apt reads it.
     path = os.path.realpath(dest)
     before = read_existing(module, path, result)
     diffs = []
-    if before != data:
+    if before != after:
         result['changed'] = True
-        diffs.append(dict(before_header=dest, after_header=dest, before=describe(before), after=describe(data)))
+        diffs.append(dict(before_header=dest, after_header=dest, before=describe(before), after=describe(after)))
         if not module.check_mode:
-            write_atomically(module, path, data, result)
+            write_atomically(module, path, after, result)
 
     file_args = module.load_file_common_arguments(module.params, path=path)
     attributes_diff = dict(before_header=dest, after_header=dest)

@@ -180,7 +180,7 @@ def test_damaged_armor_fails_on_checksum():
     (b'\x94\x01\x04', 'secret key material'),           # a secret key packet
     (b'\x99\x00\x01\x03', 'version 3'),                 # a v3 public key
     (b'\x80\x00', 'reserved tag 0'),
-    (b'\xff\xfe\x00garbage', 'no OpenPGP packet|says'),
+    (b'\xff\xfe\x00garbage', 'no OpenPGP packet|says|partial body length'),
     (b'\xc6', 'cut short'),
 ])
 def test_not_a_public_key(data, message):
@@ -188,14 +188,16 @@ def test_not_a_public_key(data, message):
         _openpgp.primary_fingerprints(data)
 
 
-def test_new_format_partial_body_lengths():
+def test_new_format_partial_body_lengths_are_refused():
     body = _openpgp.packets(key_bytes('rsa2048.gpg'))[0][1]
     assert len(body) > 256
-    # The same packet split into a 256-byte partial chunk and a final chunk (new format, tag 6).
+    # The same packet split into a 256-byte partial chunk and a final chunk (new format, tag 6): gpg refuses
+    # partial lengths in key material, so apt could not use such a key (issue 29).
     rest = body[256:]
     assert len(rest) < 192
     data = b'\xc6' + b'\xe8' + body[:256] + bytearray([len(rest)]) + rest
-    assert _openpgp.primary_fingerprints(data) == [RSA]
+    with pytest.raises(_openpgp.OpenPGPError, match='partial body length'):
+        _openpgp.primary_fingerprints(data)
 
 
 @pytest.mark.parametrize('value, expected', [
