@@ -208,6 +208,12 @@ def _read_block(lines, i):
     data = base64.b64decode(encoded.encode('ascii'))
     if base64.b64encode(data).decode('ascii') != encoded:
         raise OpenPGPError('the armored block is not valid base64: its padding is not canonical')
+    if crc is None and not encoded.endswith('='):
+        # gpg 2.2 (Debian 12) reads on past data that neither padding nor a checksum line ends: the END line and
+        # the lines after it become data to it, so it reads something else than apt does.
+        raise OpenPGPError('the armored block that starts on line %d has no checksum line, and its data does not end '
+                           'with "=" padding: gpg 2.2 would read the lines after it as data. Give the key as gpg '
+                           '--armor --export writes it, with its checksum line (or binary)' % begin)
     if crc is not None:
         expected = bytearray(base64.b64decode(crc.encode('ascii')))
         expected = (expected[0] << 16) | (expected[1] << 8) | expected[2]
@@ -222,8 +228,9 @@ def dearmor(text):
     """The binary packets of every armored PUBLIC KEY BLOCK in ``text`` (str), concatenated.
 
     Strict: exactly one empty line (after optional ``Name: value`` armor headers) before the data, base64 lines of at
-    most 76 characters, an optional CRC line that must match, LF or CRLF line ends. Text around the blocks is allowed
-    when no line of it holds ``-----``. Anything else raises OpenPGPError.
+    most 76 characters, a CRC line that must match (it may be left out when the data ends with ``=`` padding), LF or
+    CRLF line ends. Text around the blocks is allowed when no line of it holds ``-----``. Anything else raises
+    OpenPGPError.
     """
     lines = _armor_lines(text)
     blocks = []

@@ -145,9 +145,14 @@ def test_fingerprints_match_gpg(gpg_keys):
 
 def test_armor_without_checksum_and_with_crlf():
     text = key_text('rsa2048.asc')
-    without_crc = '\n'.join(line for line in text.splitlines() if not (line.startswith('=') and len(line) == 5))
-    assert _openpgp.primary_fingerprints(without_crc.encode()) == [RSA]
     assert _openpgp.primary_fingerprints(text.replace('\n', '\r\n').encode()) == [RSA]
+    # Without its checksum line, data that ends with "=" padding is read (RFC 9580 leaves the line out); data
+    # without padding is not: gpg 2.2 would read the END line as more data (issue 29).
+    assert key_text('rfc9580-v6.asc').endswith('==\n-----END PGP PUBLIC KEY BLOCK-----\n')
+    assert _openpgp.primary_fingerprints(key_bytes('rfc9580-v6.asc')) == EXPECTED['rfc9580-v6.asc']
+    without_crc = '\n'.join(line for line in text.splitlines() if not (line.startswith('=') and len(line) == 5))
+    with pytest.raises(_openpgp.OpenPGPError, match='no checksum line, and its data does not end with "=" padding'):
+        _openpgp.primary_fingerprints(without_crc.encode())
 
 
 def test_armor_headers_and_surrounding_text_are_skipped():
