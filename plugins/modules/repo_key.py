@@ -16,11 +16,24 @@ description:
   - Fetches a package repository's signing key from O(url), or takes it from O(content), checks that it is an
     OpenPGP public key and, when O(fingerprints) is given, that it holds exactly the keys expected, then writes it
     to O(dest) (for apt, a file under C(/etc/apt/keyrings) that the source's C(signed-by) names).
-  - The key is read in pure Python (RFC 4880 and RFC 9580 packets, ASCII armor with or without its checksum line,
-    or binary), so the target needs no C(gpg). The fingerprint of each primary key is computed from its public key
-    packet (version 4 keys with SHA-1, version 5 and 6 keys with SHA-256). Signatures are not verified.
-  - The bytes are written exactly as received (an armored key stays armored), atomically, and only when they
-    differ from what O(dest) holds. Nothing is written when the check fails.
+  - The key is read in pure Python (RFC 4880 and RFC 9580 packets, ASCII armor or binary), so the target needs no
+    C(gpg). The fingerprint of each primary key is computed from its public key packet (version 4 keys with SHA-1,
+    version 5 and 6 keys with SHA-256). Signatures are not verified.
+  - What is written is only what was read and checked, never the bytes as received. The packets of the key data
+    are encoded again, as a binary keyring when O(dest) ends in C(.gpg), otherwise armored the way
+    C(gpg --armor --export) armors them (no armor headers, a checksum line, LF line ends). The file is written
+    atomically, and only when it differs from what O(dest) holds. Nothing is written when the check fails.
+  - The reading is strict, so that apt, gpg and this module cannot read different keys from the same data. Armor
+    is refused when apt or gpg could read it otherwise. That covers a line with C(-----) that is not exactly the
+    BEGIN or END line of a PGP PUBLIC KEY BLOCK, armor headers not followed by an empty line, empty or
+    non-base64 lines in the data, or lines over 76 characters. It also covers a checksum that does not match, a
+    missing checksum when the data does not end with C(=) padding, CR-only or mixed line ends, and control
+    characters. Text around the armored blocks is allowed when no line of it holds C(-----). Several blocks are
+    read together.
+  - Packets are refused when they have partial or indeterminate lengths, or when they are anything but public
+    keys, public subkeys, user IDs, user attributes and signatures (trust packets, which are local to a keyring,
+    are dropped). A primary key of an unknown algorithm or with malformed key material is refused, and so is a
+    version 4 key packet over 65,535 bytes. The data may hold at most 1 MiB and 10,000 packets.
 author:
   - gpuops maintainers (@gpuops)
 options:
@@ -28,8 +41,9 @@ options:
     description:
       - Where the key is written, for example C(/etc/apt/keyrings/cuda.asc). A missing parent directory is created
         (mode C(0755)).
-      - apt reads a C(signed-by) file ending in C(.asc) as armored and one ending in C(.gpg) as binary; name O(dest)
-        after what the source serves.
+      - A name ending in C(.gpg) gets a binary keyring, any other name an armored key, whatever the source
+        serves. apt reads a C(signed-by) file ending in C(.asc) as armored and one ending in C(.gpg) as binary;
+        for apt, name O(dest) with one of these.
     type: path
     required: true
   url:
@@ -76,7 +90,9 @@ options:
     default: true
   timeout:
     description:
-      - Seconds to wait for the download of O(url); more than 0.
+      - Seconds the whole download of O(url) may take, more than 0. Connecting, the answer's headers and its
+        body share this one deadline. A server that keeps sending a byte now and then cannot hold the task past
+        it.
     type: int
     default: 30
 attributes:
@@ -94,7 +110,9 @@ attributes:
     description: Any POSIX target; the key is read in Python, no gpg is needed there.
 notes:
   - C(changed) is true when the key file is written, and also when only its mode, owner or group are corrected.
-  - The key data may hold at most 1 MiB.
+  - The key data may hold at most 1 MiB. A download that answers more fails the task.
+  - A key file written by an earlier version of this module, as received, is rewritten once in the form
+    described above. That run reports C(changed).
 seealso:
   - name: RFC 9580 OpenPGP, section 5.5.4 (key IDs and fingerprints)
     description: How the fingerprints are computed.
@@ -172,12 +190,12 @@ class _Fetcher(object):
     def __getattr__(self, name):
         return getattr(self._module, name)
 
-    def fail_json(self, msg='', **kwargs):
+    def fail_json(self, msg='', **_result):
         raise _FetchFailed(msg)
 
 
 def _fetch(module, url, timeout, outcome):
-    """Download ``url`` into ``outcome`` (a dict): ``info``, then ``data`` (at most MAX_KEY_BYTES + 1 bytes), or
+    """Download ``url`` into ``outcome`` (a dict): ``info``, then ``data`` (stopping soon after MAX_KEY_BYTES), or
     ``error``. Runs in a thread; reads in small pieces so that it stops soon after the size limit."""
     response = None
     try:

@@ -232,10 +232,6 @@ def test_defect4_v4_key_packet_over_65535_bytes_fails_cleanly(tmp_path, run):
     assert not dest.exists()
 
 
-class _ThreadingHTTPServer(ThreadingMixIn or object, HTTPServer or object):
-    daemon_threads = True
-
-
 @pytest.fixture
 def dripping_server():
     """A local HTTP server that sends a byte every 50 ms for 4 s: in the body (/body) or in the headers (/headers)."""
@@ -270,7 +266,10 @@ def dripping_server():
         def log_message(self, *args):
             pass
 
-    httpd = _ThreadingHTTPServer(('127.0.0.1', 0), Handler)
+    class Server(ThreadingMixIn, HTTPServer):
+        daemon_threads = True
+
+    httpd = Server(('127.0.0.1', 0), Handler)
     thread = threading.Thread(target=httpd.serve_forever)
     thread.daemon = True
     thread.start()
