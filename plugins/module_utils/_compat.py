@@ -82,6 +82,9 @@ def version_text(value, what='version', form=CUDA_FORM):
     a float with a fraction cannot tell which version was written (12.1 or 12.10, 2.1 or 2.10). The
     message says to quote it. Raises CompatError naming ``what`` and the expected ``form``.
     """
+    if not isinstance(what, str) or not isinstance(form, str):
+        raise CompatError('version_text: what and form name the version in words, got %s and %s'
+                          % (short_repr(what), short_repr(form)))
     if isinstance(value, bool) or value is None:
         raise CompatError('%s: expected %s, got %r' % (what, form, value))
     if isinstance(value, int):
@@ -556,13 +559,13 @@ def check(cuda=None, driver=None, branch=None, architectures=None, kernel_module
     for arch in _architecture_list(architectures):
         canon = canonical_architecture(arch)
         if canon is None:
-            problems.append(_problem('architectures', 'unknown GPU architecture %r' % (arch,),
+            problems.append(_problem('architectures', 'unknown GPU architecture %s' % short_repr(arch),
                                      'use one of: %s' % ', '.join(ARCHITECTURE_ORDER)))
         elif canon not in archs:
             archs.append(canon)
     if kernel_module not in (None, 'open', 'proprietary'):
-        problems.append(_problem('kernel_module', 'kernel module flavour %r is neither open nor proprietary'
-                                 % (kernel_module,), "set {kernel_module} to 'open' or 'proprietary'"))
+        problems.append(_problem('kernel_module', 'kernel module flavour %s is neither open nor proprietary'
+                                 % short_repr(kernel_module), "set {kernel_module} to 'open' or 'proprietary'"))
         kernel_module = None
 
     # The driver side: an exact version when known, else the wanted branch.
