@@ -47,9 +47,9 @@ options:
     type: raw
   driver_version:
     description:
-      - An exact driver version to check, for example V(535.104.05) or V(390.116): C(NNN.NN) or C(NNN.NN.NN), the branch
-        then one or two numbers of one to three digits. Anything else fails the task, a bare branch such as V(550)
-        included (give that as O(driver_branch)). A string; see O(cuda_version) for numbers.
+      - An exact driver version to check, for example V(535.104.05) or V(390.116), C(NNN.NN) or C(NNN.NN.NN) (the
+        branch, then one or two numbers of one to three digits). Anything else fails the task, a bare branch such as
+        V(550) included (give that as O(driver_branch)). A string; see O(cuda_version) for numbers.
       - With O(driver_branch) as well, both must be of the same branch (V(550.54.15) and V(550-server)); a version of
         another branch (V(550.54.15) with V(470)) fails the task, naming both.
       - When neither this nor O(driver_branch) is given, the version of the loaded driver is used, if any.

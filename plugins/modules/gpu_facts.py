@@ -24,6 +24,8 @@ description:
   - A report that names no driver version (an empty C(<nvidia_smi_log/>)) is not taken for a loaded driver either;
     the module returns C(driver_loaded=false), with that C(reason).
   - A hung nvidia-smi (a sick GPU) is killed after O(timeout) seconds and the module fails.
+  - Output that is not an nvidia-smi XML report (not well-formed, entity declarations, a second DOCTYPE) fails the
+    module with the reason; entities are never expanded.
 author:
   - gpuops maintainers (@gpuops)
 extends_documentation_fragment:
@@ -31,6 +33,9 @@ extends_documentation_fragment:
   - gpuops.gpu_server.gpu_host.read_only
 notes:
   - Values that a GPU does not report (V(N/A), V([Not Supported])) are returned as V(null), numbers as numbers.
+  - "A figure that is no reading is V(null) as well, never an error, V(inf) or V(nan): digits other than ASCII
+    (Arabic-Indic, fullwidth), more than 20 digits before the point, or beyond plus or minus 2**64 (NVML reports
+    nothing wider than 64 bits)."
   - C(gpu_count) counts the GPUs that nvidia-smi described; C(attached_gpus) is what the driver counted.
     They differ when nvidia-smi loses a GPU while reading.
 seealso:

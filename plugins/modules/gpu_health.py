@@ -27,6 +27,8 @@ description:
     slowdown; a recovery action requested by the driver."
   - Returns the overall C(status) and the list of C(checks); fails when the status reaches O(fail_on),
     with a message naming each GPU and check.
+  - A figure in the nvidia-smi report that is no reading (see M(gpuops.gpu_server.gpu_facts)) is null and its check
+    is judged without it (the temperature check by the T.Limit margin alone, for example); it never fails the module.
 author:
   - gpuops maintainers (@gpuops)
 extends_documentation_fragment:
@@ -141,7 +143,10 @@ checks:
       type: str
       sample: "GPU 5 (0000:ab:00.0): PCIe link x8 of x16 (degraded: reseat or check the riser)"
 xid_events:
-  description: The Xid events found in the kernel log.
+  description:
+    - The Xid events found in the kernel log.
+    - C(code) is null for an Xid line whose code is no number this module can read (more than 9 digits); such an
+      event warns. Codes are read from ASCII digits only.
   type: list
   elements: dict
   returned: always
