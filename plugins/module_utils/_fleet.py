@@ -15,9 +15,12 @@ Private to this collection: no compatibility promise to other collections.
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
+import base64
 import datetime
+import hashlib
 import html
 import json
+import math
 import re
 from collections.abc import Mapping
 
@@ -41,15 +44,37 @@ RECORD_KEYS = ('host', 'gpu', 'uuid', 'pci_bus_id', 'model', 'architecture', 'dr
                'temperature_margin_c', 'pcie', 'pcie_degraded', 'xid')
 REPORT_KEYS = ('generated', 'xid_window', 'hosts', 'records', 'counts')
 
-_CONTROL_RE = re.compile(r'[\x00-\x1f\x7f]+')
+# Characters shown escaped (as \u202e) wherever machine text is displayed: the C0 controls other than the whitespace
+# ones, DEL, the C1 controls (U+0080-U+009F, U+009B CSI among them), the bidirectional marks, embeddings, overrides
+# and isolates (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069), and the other invisible format characters a
+# terminal or a browser would act on or hide: soft hyphen, zero-width space and joiners, U+2028/U+2029, word joiner
+# and invisible operators, byte order mark, interlinear annotations, lone surrogates (which UTF-8 cannot write) and
+# the tag characters. One list, not the Unicode categories of the running Python, so every Python cleans alike.
+_INVISIBLE_RE = re.compile('[\x00-\x08\x0e-\x1f\x7f-\x9f\xad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f'
+                           '\ufeff\ufff9-\ufffb\ud800-\udfff\U000e0000-\U000e007f]')
+_WHITESPACE_RE = re.compile(r'[\t\n\v\f\r]+')
 # The openings of Jinja2 syntax. ansible-core before 2.19 templates a plain string again when a task reads it
 # through a loop item or a variable, so machine text must not carry them into the renderings.
 _JINJA_RE = re.compile(r'\{(?=[{%#])')
 _BRACES = {ord('{'): '&#123;', ord('}'): '&#125;'}
+# Whole numbers beyond this are no count, index or temperature (and Python refuses to print those over 4300 digits).
+_INT_LIMIT = 2 ** 63
 
 
 class FleetReportError(ValueError):
-    """The input is not what the report is built from (or not a report)."""
+    """The input is not what the report is built from (or not a report). The message is cleaned as report text is."""
+
+    def __init__(self, message):
+        super(FleetReportError, self).__init__(_clean(message))
+
+
+def _is_int(value):
+    """Whether ``value`` is a whole number (not a boolean) of a sane size."""
+    return isinstance(value, int) and not isinstance(value, bool) and -_INT_LIMIT < value < _INT_LIMIT
+
+
+def _is_number(value):
+    return _is_int(value) or (isinstance(value, float) and math.isfinite(value))
 
 
 def _type_name(value):
@@ -63,16 +88,42 @@ def _type_name(value):
     return type(value).__name__
 
 
+def _text_of(value):
+    """``str(value)``, or what it is where Python cannot print it (a number of thousands of digits, deep nesting)."""
+    try:
+        return str(value)
+    except (ValueError, RecursionError):
+        return _type_name(value)
+
+
 def _short(value, limit=200):
-    text = repr(value)
+    try:
+        text = repr(value)
+    except (ValueError, RecursionError):
+        text = _type_name(value)
     return text if len(text) <= limit else text[:limit - 3] + '...'
 
 
+def _escape_char(match):
+    code = ord(match.group())
+    return '\\u%04x' % code if code <= 0xffff else '\\U%08x' % code
+
+
+def _visible(text):
+    """``text`` with whitespace controls as spaces and the characters of _INVISIBLE_RE escaped (``\\u202e``)."""
+    return _INVISIBLE_RE.sub(_escape_char, _WHITESPACE_RE.sub(' ', text))
+
+
 def _clean(value):
-    """Text for display: None as '', control characters (newlines included) as one space."""
+    """Text for display on one line: None as '', whitespace controls (newlines included) as one space, the other
+    control, bidirectional and invisible format characters escaped (``\\u202e``), no surrounding spaces."""
     if value is None:
         return ''
-    return _CONTROL_RE.sub(' ', value if isinstance(value, str) else str(value)).strip()
+    return _visible(value if isinstance(value, str) else _text_of(value)).strip()
+
+
+def _join(values):
+    return ', '.join(_clean(v) for v in values)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -100,7 +151,7 @@ def _unreachable_list(unreachable):
         else:
             raise FleetReportError('each unreachable host must be a host name or a mapping with a host key, got %s'
                                    % _short(item))
-        host = str(host)
+        host = _clean(host)
         if host in seen:
             continue
         seen.add(host)
@@ -114,59 +165,144 @@ def _usable(result):
         ('checks' in result or 'nvidia' in result)
 
 
-def _validated(host, result):
-    """The parts of a gpu_health result the report reads, type-checked: ``(facts, checks, xid_events)``."""
-    facts = result.get('nvidia')
-    if facts is None:
-        facts = {}
-    if not isinstance(facts, Mapping):
-        raise FleetReportError('the gpu_health result of %s has nvidia = %s: expected the gpu_facts mapping'
-                               % (host, _type_name(facts)))
-    gpus = facts.get('gpus') or []
-    if not isinstance(gpus, (list, tuple)) or not all(isinstance(g, Mapping) for g in gpus):
-        raise FleetReportError('the gpu_health result of %s has nvidia.gpus that is not a list of GPUs' % host)
-    checks = result.get('checks') or []
-    if not isinstance(checks, (list, tuple)):
-        raise FleetReportError('the gpu_health result of %s has checks = %s: expected a list'
-                               % (host, _type_name(checks)))
-    for check in checks:
-        if not isinstance(check, Mapping) or check.get('status') not in _health.SEVERITY:
-            raise FleetReportError('the gpu_health result of %s has a check that is not {check, gpu, status, value, '
-                                   'message} with status %s: %s' % (host, '/'.join(STATUSES), _short(check)))
-    events = result.get('xid_events') or []
-    if not isinstance(events, (list, tuple)) or not all(isinstance(e, Mapping) for e in events):
-        raise FleetReportError('the gpu_health result of %s has xid_events that is not a list of events' % host)
-    return facts, list(checks), list(events)
+# What a host sends is read field by field. A part of the wrong type is "unreadable": left out (null in the
+# record), named in the problems of its record, and the check UNREADABLE joins the record's failing checks.
+# A part that holds verdicts or says which GPU is which (nvidia, nvidia.gpus, a GPU or its index, checks or one
+# check) makes the host-wide record fail: what it would have said is unknown. A part that is only shown (a model,
+# a temperature, an ECC count, the driver version, an Xid event) makes its record warn: gpu_health's own checks
+# still judge the GPU.
+UNREADABLE = 'unreadable'
+DUPLICATE_INDEX = 'duplicate_gpu_index'
 
 
-def _int_or_none(value):
-    if isinstance(value, bool):
+def _what(value):
+    """A value in an 'unreadable' problem: short text as it is (quoted, cleaned), anything else by its type."""
+    if isinstance(value, str):
+        return _short(_clean(value), 60)
+    if value is None or isinstance(value, (bool, float)) or _is_int(value):
+        return _short(value, 60)
+    return _type_name(value)
+
+
+def _path(path, key):
+    return '%s.%s' % (path, key) if path else key
+
+
+class _Reader(object):
+    """Reads one host's gpu_health result; collects what is unreadable, per GPU position (None: the host)."""
+
+    def __init__(self):
+        self.notes = {}
+
+    def note(self, where, path, value, expected, status):
+        self.notes.setdefault(where, []).append((status, '%s is %s, expected %s: unreadable' % (path, _what(value),
+                                                                                                expected)))
+
+    def text(self, where, path, mapping, key):
+        """Text (a number is taken as its text) or None."""
+        value = mapping.get(key)
+        if value is None or isinstance(value, str) or _is_number(value):
+            return None if value is None else _clean(value)
+        self.note(where, _path(path, key), value, 'text', _health.WARN)
         return None
-    try:
-        return int(value)
-    except (TypeError, ValueError):
+
+    def number(self, where, path, mapping, key, kind=_is_number, expected='a number'):
+        value = mapping.get(key)
+        if value is None or kind(value):
+            return value
+        self.note(where, _path(path, key), value, expected, _health.WARN)
         return None
 
+    def flag(self, where, path, mapping, key):
+        return self.number(where, path, mapping, key, kind=lambda v: isinstance(v, bool), expected='true or false')
 
-def _xid_codes(events, gpus):
-    """``{gpu index or None: set of Xid codes}``: each event goes to the GPU at its PCI address, else host-wide."""
+    def mapping(self, where, path, mapping, key, status=_health.WARN):
+        """A mapping (empty when null), or None when unreadable."""
+        value = mapping.get(key)
+        if value is None:
+            return {}
+        if isinstance(value, Mapping):
+            return value
+        self.note(where, _path(path, key), value, 'a mapping', status)
+        return None
+
+    def items(self, path, value, expected, status):
+        """The elements of a list (none when null), each ``(position, element)`` that is a mapping."""
+        if value is None:
+            return []
+        if not isinstance(value, (list, tuple)):
+            self.note(None, path, value, 'a list of %ss' % expected, status)
+            return []
+        out = []
+        for position, item in enumerate(value):
+            if isinstance(item, Mapping):
+                out.append((position, item))
+            else:
+                self.note(None, '%s[%d]' % (path, position), item, 'a %s mapping' % expected, status)
+        return out
+
+
+def _read_gpus(reader, facts):
+    """``[(position, gpu)]``: the GPUs of the facts whose index is readable."""
+    gpus = []
+    for position, gpu in reader.items('nvidia.gpus', facts.get('gpus'), 'GPU', _health.FAIL):
+        index = gpu.get('index')
+        if _is_int(index) and index >= 0:
+            gpus.append((position, gpu))
+        else:
+            reader.note(None, 'nvidia.gpus[%d].index' % position, index, 'a GPU index (a whole number from 0)',
+                        _health.FAIL)
+    return gpus
+
+
+def _read_checks(reader, checks):
+    """The checks as ``{'check', 'gpu', 'status', 'message'}``, texts cleaned; the unreadable ones left out."""
+    out = []
+    for position, check in reader.items('checks', checks, 'check', _health.FAIL):
+        path = 'checks[%d]' % position
+        name, gpu, status = check.get('check'), check.get('gpu'), check.get('status')
+        if not isinstance(status, str) or status not in _health.SEVERITY:
+            reader.note(None, path + '.status', status, '/'.join(STATUSES), _health.FAIL)
+        elif not (gpu is None or (_is_int(gpu) and gpu >= 0)):
+            reader.note(None, path + '.gpu', gpu, 'null or a GPU index', _health.FAIL)
+        elif not isinstance(name, str) or not _clean(name):
+            reader.note(None, path + '.check', name, 'the name of a check', _health.FAIL)
+        else:
+            message = check.get('message')
+            if not (message is None or isinstance(message, str) or _is_number(message)):
+                message = '%s: the message is %s (unreadable)' % (name, _type_name(message))
+            out.append({'check': _clean(name), 'gpu': gpu, 'status': status, 'message': _clean(message)})
+    return out
+
+
+def _xid_codes(reader, events, gpus):
+    """``{GPU position or None: set of Xid codes}``: each event goes to the GPU at its PCI address, else host-wide."""
     codes = {}
-    for event in events:
-        code = _int_or_none(event.get('code'))
-        if code is None:
+    for position, event in reader.items('xid_events', events, 'Xid event', _health.WARN):
+        path = 'xid_events[%d]' % position
+        code = event.get('code')
+        if isinstance(code, str) and code.strip().isdigit() and len(code.strip()) < 10:
+            code = int(code)
+        if not _is_int(code) or code < 0:
+            reader.note(None, path + '.code', code, 'an Xid code', _health.WARN)
             continue
+        pci = event.get('pci')
+        if pci is not None and not isinstance(pci, str):
+            reader.note(None, path + '.pci', pci, 'a PCI address', _health.WARN)
+            pci = None
         where = None
-        for gpu in gpus:
-            if _kernel_log.matches_gpu(event.get('pci'), gpu.get('pci_bus_id')):
-                where = gpu.get('index')
+        for gpu_position, gpu in gpus:
+            bus_id = gpu.get('pci_bus_id')
+            if isinstance(bus_id, str) and _kernel_log.matches_gpu(pci, bus_id):
+                where = gpu_position
                 break
         codes.setdefault(where, set()).add(code)
     return codes
 
 
-def _pcie(gpu):
-    gen, gen_max = gpu.get('pcie_gen_current'), gpu.get('pcie_gen_max')
-    width, width_max = gpu.get('pcie_width_current'), gpu.get('pcie_width_max')
+def _pcie(reader, where, path, gpu):
+    gen, gen_max, width, width_max = (reader.number(where, path, gpu, key) for key in (
+        'pcie_gen_current', 'pcie_gen_max', 'pcie_width_current', 'pcie_width_max'))
     if gen is None and gen_max is None and width is None and width_max is None:
         return None, False
 
@@ -176,53 +312,107 @@ def _pcie(gpu):
     return '%s (max %s)' % (link(gen, width), link(gen_max, width_max)), degraded
 
 
-def _temperature_margin(gpu):
-    margin = gpu.get('temperature_slowdown_margin_c')
-    temp, slow = gpu.get('temperature_c'), gpu.get('temperature_slowdown_c')
+def _temperature_margin(reader, where, path, gpu):
+    margin = reader.number(where, path, gpu, 'temperature_slowdown_margin_c')
+    temp = reader.number(where, path, gpu, 'temperature_c')
+    slow = reader.number(where, path, gpu, 'temperature_slowdown_c')
     if margin is None and temp is not None and slow is not None:
         margin = slow - temp              # facts from before T.Limit support, as _health judges them
-    return margin
+    return temp, margin
 
 
-def _ecc(gpu, kind):
-    ecc = gpu.get('ecc_errors') or {}
-    return {'volatile': (ecc.get('volatile') or {}).get(kind), 'aggregate': (ecc.get('aggregate') or {}).get(kind)}
+def _ecc(reader, where, path, gpu):
+    """``(corrected, uncorrected)``, each ``{'volatile', 'aggregate'}``."""
+    ecc = reader.mapping(where, path, gpu, 'ecc_errors') or {}
+    blocks = dict((kind, reader.mapping(where, path + '.ecc_errors', ecc, kind) or {})
+                  for kind in ('volatile', 'aggregate'))
+    return tuple(dict((kind, reader.number(where, '%s.ecc_errors.%s' % (path, kind), blocks[kind], count,
+                                           expected='a count'))
+                      for kind in ('volatile', 'aggregate'))
+                 for count in ('corrected', 'uncorrected'))
 
 
-def _record(host, facts, row, gpu, checks, xids):
-    """One record: ``gpu`` is the GPU's facts, None for the host-wide record."""
-    index = row['gpu']
-    problems = [_clean(c.get('message')) for c in checks if c.get('gpu') == index and c['status'] != _health.OK]
+def _counters(reader, where, path, gpu, key, counts, flags):
+    """The retired pages or remapped rows of a GPU: its counts and flags, or None where it has none."""
+    block = reader.mapping(where, path, gpu, key)
+    if not block:
+        return None
+    out = dict((name, reader.number(where, _path(path, key), block, name, expected='a count')) for name in counts)
+    out.update((name, reader.flag(where, _path(path, key), block, name)) for name in flags)
+    return out
+
+
+def _record(host, host_fields, row, problems, xids, gpu=None, where=None, reader=None):
+    """One record from a row of _health.summary: ``gpu`` is the GPU's facts (at ``where`` in nvidia.gpus), None for
+    the host-wide record."""
     record = dict((key, None) for key in RECORD_KEYS)
-    record.update(host=host, gpu=index, driver=facts.get('driver_version'), cuda=facts.get('cuda_version'),
-                  status=row['status'], failing=list(row['failing']), problems=problems,
-                  xid=sorted(xids.get(index, ())), pcie_degraded=False)
+    record.update(host_fields)
+    record.update(host=host, gpu=row['gpu'], status=row['status'], failing=list(row['failing']), problems=problems,
+                  xid=sorted(xids.get(where, ())), pcie_degraded=False)
     if gpu is not None:
-        pcie, degraded = _pcie(gpu)
-        record.update(uuid=gpu.get('uuid'), pci_bus_id=gpu.get('pci_bus_id'), model=gpu.get('name'),
-                      architecture=gpu.get('architecture'), ecc_corrected=_ecc(gpu, 'corrected'),
-                      ecc_uncorrected=_ecc(gpu, 'uncorrected'),
-                      retired_pages=dict(gpu['retired_pages']) if gpu.get('retired_pages') else None,
-                      remapped_rows=dict(gpu['remapped_rows']) if gpu.get('remapped_rows') else None,
-                      temperature_c=gpu.get('temperature_c'), temperature_margin_c=_temperature_margin(gpu),
-                      pcie=pcie, pcie_degraded=degraded)
+        path = 'nvidia.gpus[%d]' % where
+        pcie, degraded = _pcie(reader, where, path, gpu)
+        temperature, margin = _temperature_margin(reader, where, path, gpu)
+        corrected, uncorrected = _ecc(reader, where, path, gpu)
+        record.update(uuid=reader.text(where, path, gpu, 'uuid'), pci_bus_id=reader.text(where, path, gpu, 'pci_bus_id'),
+                      model=reader.text(where, path, gpu, 'name'),
+                      architecture=reader.text(where, path, gpu, 'architecture'),
+                      ecc_corrected=corrected, ecc_uncorrected=uncorrected,
+                      retired_pages=_counters(reader, where, path, gpu, 'retired_pages',
+                                              ('single_bit_ecc', 'double_bit_ecc', 'total'), ('pending',)),
+                      remapped_rows=_counters(reader, where, path, gpu, 'remapped_rows',
+                                              ('correctable', 'uncorrectable'), ('pending', 'failure')),
+                      temperature_c=temperature, temperature_margin_c=margin, pcie=pcie, pcie_degraded=degraded)
+    return record
+
+
+def _flag_unreadable(record, notes):
+    """Add the unreadable parts of ``notes`` to the record: its problems, UNREADABLE failing, its status raised."""
+    if not notes:
+        return record
+    record['problems'].extend(message for status, message in notes)
+    if UNREADABLE not in record['failing']:
+        record['failing'].append(UNREADABLE)
+    record['status'] = _health.worst([record['status']] + [status for status, message in notes])
     return record
 
 
 def _host_records(host, result):
-    facts, checks, events = _validated(host, result)
-    gpus = list(facts.get('gpus') or [])
+    reader = _Reader()
+    facts = reader.mapping(None, '', result, 'nvidia', status=_health.FAIL)
+    facts = facts if facts is not None else {}
+    gpus = _read_gpus(reader, facts)
+    checks = _read_checks(reader, result.get('checks'))
+    host_fields = {'driver': reader.text(None, 'nvidia', facts, 'driver_version'),
+                   'cuda': reader.text(None, 'nvidia', facts, 'cuda_version')}
     # The rows of _health.summary (the same verdicts as health_table), on a result whose overall status is
-    # recomputed from its checks, so that a host without GPUs never gets a status outside ok/warn/fail.
+    # recomputed from its checks, so that a host without GPUs never gets a status outside ok/warn/fail. Its GPU
+    # rows follow nvidia.gpus: they are paired with the GPUs by position, since an index may be given twice.
     rows = _health.summary({'status': _health.worst(c['status'] for c in checks), 'checks': checks,
-                            'nvidia': {'gpus': gpus}})
-    xids = _xid_codes(events, gpus)
-    if None in xids and not any(row['gpu'] is None for row in rows):
-        wide = [c['status'] for c in checks if c.get('gpu') is None and c['status'] != _health.OK]
-        rows.insert(0, {'gpu': None, 'name': None, 'status': _health.worst(wide), 'failing': []})
-    by_index = dict((g.get('index'), g) for g in gpus)
-    return [_record(host, facts, row, by_index.get(row['gpu']) if row['gpu'] is not None else None, checks, xids)
-            for row in rows]
+                            'nvidia': {'gpus': [gpu for position, gpu in gpus]}})
+    wide_row = ([row for row in rows if row['gpu'] is None] or [None])[0]
+    gpu_rows = [row for row in rows if row['gpu'] is not None]
+    xids = _xid_codes(reader, result.get('xid_events'), gpus)
+    records = []
+    for (position, gpu), row in zip(gpus, gpu_rows):
+        index = row['gpu']
+        problems = [c['message'] for c in checks if c['gpu'] == index and c['status'] != _health.OK]
+        record = _record(host, host_fields, row, problems, xids, gpu, position, reader)
+        twins = [p for p, g in gpus if g['index'] == index]
+        if len(twins) > 1:
+            record['failing'].append(DUPLICATE_INDEX)
+            record['problems'].append('nvidia-smi describes %d GPUs with index %d (%s): their checks cannot be told '
+                                      'apart' % (len(twins), index, ', '.join('nvidia.gpus[%d]' % p for p in twins)))
+            record['status'] = _health.FAIL
+        records.append(_flag_unreadable(record, reader.notes.get(position)))
+    wide_notes = reader.notes.get(None)
+    if wide_row is not None or None in xids or wide_notes:
+        if wide_row is None:
+            wide = [c['status'] for c in checks if c['gpu'] is None and c['status'] != _health.OK]
+            wide_row = {'gpu': None, 'status': _health.worst(wide), 'failing': []}
+        problems = [c['message'] for c in checks if c['gpu'] is None and c['status'] != _health.OK]
+        records.insert(0, _flag_unreadable(_record(host, host_fields, wide_row, problems, xids), wide_notes))
+    return records
 
 
 def _record_order(record):
@@ -256,8 +446,8 @@ def build(results, unreachable=None, generated=None, window=None):
     lost = _unreachable_list(unreachable)
     lost_hosts = set(item[0] for item in lost)
     records, reporting = [], 0
-    for key in sorted(results, key=str):
-        host, result = str(key), results[key]
+    for key in sorted(results, key=_text_of):
+        host, result = _clean(key), results[key]
         if host in lost_hosts:
             continue
         if result is not None and not isinstance(result, Mapping):
@@ -283,8 +473,8 @@ def build(results, unreachable=None, generated=None, window=None):
         entry[record['status']] += 1
     by_status[UNREACHABLE] = len(lost)
     return {
-        'generated': _generated(generated),
-        'xid_window': DEFAULT_WINDOW if window is None or window == '' else str(window),
+        'generated': _clean(_generated(generated)),
+        'xid_window': _clean(window) or DEFAULT_WINDOW,
         'hosts': {'total': reporting + len(lost), 'reporting': reporting,
                   'unreachable': [{'host': host, 'error': error} for host, error in lost]},
         'records': records,
@@ -296,8 +486,26 @@ def build(results, unreachable=None, generated=None, window=None):
 # Renderings
 
 
+def _refuse(field, value, expected):
+    raise FleetReportError('the report has %s = %s: expected %s' % (field, _what(value), expected))
+
+
+def _check_counts(field, counts, keys=None):
+    """A mapping of text to counts (whole numbers from 0); ``keys``, when given, the only keys read."""
+    if counts is None:
+        return
+    if not isinstance(counts, Mapping):
+        _refuse(field, counts, 'a mapping')
+    for key, count in counts.items():
+        if not isinstance(key, str):
+            _refuse(field + ' key', key, 'text')
+        if (keys is None or key in keys) and count is not None and not (_is_int(count) and count >= 0):
+            _refuse('%s.%s' % (field, _clean(key)), count, 'a count')
+
+
 def check_report(report):
-    """Refuse anything but a report as :func:`build` returns it (also after a JSON round trip)."""
+    """Refuse anything but a report as :func:`build` returns it (also after a JSON round trip): every part the
+    renderings read is type-checked, so that a wrong one is this error, naming it, never a TypeError."""
     if not isinstance(report, Mapping) or any(key not in report for key in REPORT_KEYS):
         raise FleetReportError('expected the report that fleet_report returns (a mapping with %s), got %s'
                                % (', '.join(REPORT_KEYS), _type_name(report) if not isinstance(report, Mapping)
@@ -306,11 +514,33 @@ def check_report(report):
     if not isinstance(records, (list, tuple)) or not all(isinstance(r, Mapping) and 'status' in r and 'host' in r
                                                          for r in records):
         raise FleetReportError('the report has records that are not a list of GPU records')
+    for i, record in enumerate(records):
+        field = 'records[%d]' % i
+        if not isinstance(record['status'], str) or record['status'] not in _health.SEVERITY:
+            _refuse(field + '.status', record['status'], '/'.join(STATUSES))
+        if not isinstance(record['host'], str):
+            _refuse(field + '.host', record['host'], 'text')
+        if not (record.get('gpu') is None or _is_int(record['gpu'])):
+            _refuse(field + '.gpu', record['gpu'], 'null or a GPU index')
+        for key in ('failing', 'problems', 'xid'):
+            if not isinstance(record.get(key) or [], (list, tuple)):
+                _refuse('%s.%s' % (field, key), record[key], 'a list')
     if not isinstance(hosts, Mapping) or not isinstance(hosts.get('unreachable') or [], (list, tuple)):
         raise FleetReportError('the report has hosts that is not {total, reporting, unreachable}')
+    _check_counts('hosts', hosts, ('total', 'reporting'))
+    for i, host in enumerate(hosts.get('unreachable') or []):
+        if not isinstance(host, Mapping):
+            _refuse('hosts.unreachable[%d]' % i, host, '{host, error}')
     if not isinstance(counts, Mapping) or not isinstance(counts.get('by_status') or {}, Mapping) or \
             not isinstance(counts.get('by_model') or {}, Mapping):
         raise FleetReportError('the report has counts that is not {by_status, by_model}')
+    _check_counts('counts.by_status', counts.get('by_status'))
+    for model, entry in (counts.get('by_model') or {}).items():
+        field = 'counts.by_model[%s]' % _short(_clean(model), 60)
+        if isinstance(entry, Mapping):
+            _check_counts(field, entry, ('gpus',) + STATUSES)
+        elif entry is not None and not (_is_int(entry) and entry >= 0):
+            _refuse(field, entry, 'a count or {gpus, %s}' % ', '.join(STATUSES))
     return report
 
 
@@ -332,12 +562,16 @@ def _status_counts(report):
 def _model_counts(report):
     """``[(model, {'gpus', 'fail', 'warn', 'ok'})]``, the most numerous model first."""
     by_model = report['counts'].get('by_model') or {}
-    rows = [(str(model), entry if isinstance(entry, Mapping) else {'gpus': entry}) for model, entry in by_model.items()]
+    rows = [(_clean(model), entry if isinstance(entry, Mapping) else {'gpus': entry}) for model, entry in by_model.items()]
     return sorted(rows, key=lambda item: (-(item[1].get('gpus') or 0), item[0]))
 
 
 def _where(record):
     return 'host-wide' if record.get('gpu') is None else 'GPU %s' % record['gpu']
+
+
+def _shown(value):
+    return '?' if value is None else _clean(value)
 
 
 def _pair(counts):
@@ -346,20 +580,20 @@ def _pair(counts):
     volatile, aggregate = counts.get('volatile'), counts.get('aggregate')
     if volatile is None and aggregate is None:
         return ''
-    return '%s / %s' % ('?' if volatile is None else volatile, '?' if aggregate is None else aggregate)
+    return '%s / %s' % (_shown(volatile), _shown(aggregate))
 
 
 def _retired(pages):
     if not isinstance(pages, Mapping) or not pages:
         return ''
     total = pages.get('total')
-    return '%s%s' % ('?' if total is None else total, ' (pending)' if pages.get('pending') else '')
+    return '%s%s' % (_shown(total), ' (pending)' if pages.get('pending') else '')
 
 
 def _remapped(rows):
     if not isinstance(rows, Mapping) or not rows:
         return ''
-    text = 'corr %s, unc %s' % tuple('?' if rows.get(k) is None else rows.get(k) for k in ('correctable', 'uncorrectable'))
+    text = 'corr %s, unc %s' % tuple(_shown(rows.get(k)) for k in ('correctable', 'uncorrectable'))
     if rows.get('failure'):
         text += ', FAILED'
     elif rows.get('pending'):
@@ -380,13 +614,24 @@ def _headline(report):
 
 def to_json(report):
     """The report as JSON text: sorted keys, indent 2, ASCII only, ending with a newline."""
-    return json.dumps(check_report(report), sort_keys=True, indent=2) + '\n'
+    check_report(report)
+    try:
+        return json.dumps(report, sort_keys=True, indent=2, allow_nan=False) + '\n'
+    except (TypeError, ValueError) as e:
+        raise FleetReportError('the report cannot be written as JSON: %s' % e)
+
+
+# What Markdown acts on in a line of text or a table cell, each shown as itself with a backslash: the backslash,
+# code spans, emphasis and strikethrough, link and image syntax, the table's pipes, headings, math. The HTML
+# characters & < > become entities (no tag, no autolink, no entity of the text's own), braces too (Jinja2).
+_MD_ACTIVE_RE = re.compile(r'([\\`*_~\[\]()!|#$])')
 
 
 def _md(value):
-    """A Markdown table cell: HTML-escaped (braces too), pipes escaped, on one line."""
-    text = html.escape(_clean(value), quote=False).translate(_BRACES)
-    return text.replace('\\', '\\\\').replace('|', '\\|') or '-'
+    """Markdown text for a table cell or a line, on one line: no link, image, emphasis, code, HTML or pipe of its
+    own (``[x](http://e)`` stays text); '-' when empty."""
+    text = _MD_ACTIVE_RE.sub(r'\\\1', _clean(value))
+    return html.escape(text, quote=False).translate(_BRACES) or '-'
 
 
 def to_markdown(report):
@@ -423,9 +668,8 @@ def to_markdown(report):
         for r in sick:
             lines.append('| %s | %s | %s | %s | %s | %s | %s | %s |' % (
                 _md(r['status']), _md(r['host']), '-' if r.get('gpu') is None else _md(r['gpu']), _md(r.get('model')),
-                _md(r.get('pci_bus_id')), _md(', '.join(str(c) for c in r.get('failing') or [])),
-                '<br>'.join(_md(p) for p in r.get('problems') or []) or '-',
-                _md(', '.join(str(x) for x in r.get('xid') or []))))
+                _md(r.get('pci_bus_id')), _md(_join(r.get('failing') or [])),
+                '<br>'.join(_md(p) for p in r.get('problems') or []) or '-', _md(_join(r.get('xid') or []))))
     else:
         lines.append('None.')
     gpus = _gpu_records(report)
@@ -502,6 +746,17 @@ _JS = '''
 }());
 '''
 
+
+def _csp_source(text):
+    """The CSP source that allows one inline element whose text is ``text``: the base64 of its SHA-256."""
+    return "'sha256-%s'" % base64.b64encode(hashlib.sha256(text.encode('utf-8')).digest()).decode('ascii')
+
+
+# The page loads nothing and runs only its own script and style, each allowed by the hash of its exact text: a
+# value that escaped its escaping could neither run a script, nor style the page, nor send a form anywhere.
+CSP = ("default-src 'none'; script-src %s; style-src %s; base-uri 'none'; form-action 'none'"
+       % (_csp_source(_JS), _csp_source(_CSS)))
+
 _DASH = '&#8212;'
 _COLUMNS = ('Status', 'Host', 'GPU', 'Model', 'Architecture', 'Driver', 'CUDA', 'Temp &#176;C', 'Margin &#176;C',
             'ECC corrected (vol / agg)', 'ECC uncorrected (vol / agg)', 'Retired pages', 'Remapped rows', 'PCIe', 'Xid',
@@ -539,7 +794,7 @@ def _row_html(order, record):
     remap_total = sum(v for v in (remap.get('correctable'), remap.get('uncorrectable')) if isinstance(v, int)) \
         if isinstance(remap, Mapping) else None
     problems = record.get('problems') or []
-    failing = ', '.join(str(c) for c in record.get('failing') or [])
+    failing = _join(record.get('failing') or [])
     cells = [
         '<td data-sort="%d">%s</td>' % (rank, _badge(status)),
         _td(record['host']),
@@ -556,7 +811,7 @@ def _row_html(order, record):
         _td(_retired(pages), sort=pages_total, numeric=True),
         _td(_remapped(remap), sort=remap_total),
         _td(record.get('pcie'), css='degraded' if record.get('pcie_degraded') else None),
-        _td(', '.join(str(x) for x in record.get('xid') or [])),
+        _td(_join(record.get('xid') or [])),
         '<td class="problems" data-sort="%s">%s</td>' % (
             _h(failing), ''.join('<div>%s</div>' % _h(p) for p in problems) or _DASH),
     ]
@@ -569,8 +824,7 @@ def to_html(report):
     hosts = report['hosts']
     out = ['<!DOCTYPE html>', '<html lang="en">', '<head>', '<meta charset="utf-8">',
            '<meta name="viewport" content="width=device-width, initial-scale=1">',
-           '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'; '
-           'script-src \'unsafe-inline\'">',
+           '<meta http-equiv="Content-Security-Policy" content="%s">' % CSP,
            '<title>GPU fleet report</title>', '<style>%s</style>' % _CSS, '</head>', '<body>',
            '<h1>GPU fleet report</h1>',
            '<p class="meta">Generated %s &#183; Xid window: %s</p>' % (_h(report['generated']), _h(report['xid_window'])),
@@ -607,7 +861,7 @@ def to_html(report):
 
 
 def _cut(line):
-    line = _JINJA_RE.sub('{ ', line)
+    line = _JINJA_RE.sub('{ ', _visible(line))
     return line if len(line) <= CONSOLE_WIDTH else line[:CONSOLE_WIDTH - 3] + '...'
 
 
@@ -637,7 +891,7 @@ def console_summary(report):
         lines.append('Not ok (%d):' % len(sick))
         for r in shown:
             problems = r.get('problems') or []
-            first = _clean(problems[0]) if problems else ', '.join(str(c) for c in r.get('failing') or [])
+            first = _clean(problems[0]) if problems else _join(r.get('failing') or [])
             more = ' (+%d more)' % (len(problems) - 1) if len(problems) > 1 else ''
             lines.append('  %s %s %s: %s%s' % (_clean(r['status']).upper(), _clean(r['host']), _where(r), first, more))
         if len(shown) < len(sick):

@@ -83,7 +83,7 @@ def test_the_renderings_through_the_filters():
     report = json.loads(json.dumps(FILTERS['fleet_report'](results(), LOST, generated='2025-02-23T17:00:00+00:00')))
     markdown = FILTERS['fleet_report_markdown'](report)
     assert '| fail | 4 |' in markdown and '| gpu-down-03 | Failed to connect' in markdown
-    assert '&lt;script&gt;alert(1)&lt;/script&gt;' in markdown and '<script>' not in markdown
+    assert '&lt;script&gt;alert\\(1\\)&lt;/script&gt;' in markdown and '<script>' not in markdown
     page = FILTERS['fleet_report_html'](report)
     assert page.startswith('<!DOCTYPE html>') and '<script>alert(1)' not in page
 
@@ -122,3 +122,44 @@ def test_the_renderings_refuse_what_is_not_a_report(name, value):
     with pytest.raises(AnsibleFilterError) as e:
         FILTERS[name](value)
     assert str(e.value).startswith('%s: expected the report that fleet_report returns' % name)
+
+
+# Issue 29: a wrong type is the filter's own error naming the field (a report), or an unreadable part of one host's
+# record (a gpu_health result); never a TypeError.
+
+def test_a_report_of_the_wrong_types_is_the_filters_own_error():
+    report = FILTERS['fleet_report'](results(), LOST)
+    report['records'][0]['failing'] = 5
+    report['counts']['by_model']['NVIDIA H200'] = {'gpus': 'eight'}
+    for name in NAMES[1:]:
+        with pytest.raises(AnsibleFilterError) as e:
+            FILTERS[name](report)
+        assert str(e.value) == '%s: the report has records[0].failing = 5: expected a list' % name
+    report['records'][0]['failing'] = []
+    with pytest.raises(AnsibleFilterError, match=r"by_model\['NVIDIA H200'\].gpus = 'eight': expected a count"):
+        FILTERS['fleet_report_summary'](report)
+
+
+def test_wrong_types_from_a_host_are_reported_not_raised():
+    odd = results()['h200-hgx']
+    odd['nvidia']['gpus'][2]['name'] = {'model': 'H200'}
+    odd['nvidia']['gpus'][2]['pcie_width_current'] = 'x16'
+    odd['checks'].append({'check': 'xid', 'gpu': 2, 'status': ['fail']})
+    report = FILTERS['fleet_report']({'odd\u202e': odd}, LOST, generated='2025-02-23T17:00:00+00:00')
+    gpu2 = [r for r in report['records'] if r['gpu'] == 2][0]
+    assert gpu2['host'] == 'odd\\u202e' and gpu2['model'] is None and gpu2['pcie'] == 'Gen5 x? (max Gen5 x16)'
+    assert gpu2['failing'] == ['unreadable'] and gpu2['status'] == 'warn'
+    assert gpu2['problems'] == ["nvidia.gpus[2].pcie_width_current is 'x16', expected a number: unreadable",
+                                'nvidia.gpus[2].name is a mapping, expected text: unreadable']
+    wide = [r for r in report['records'] if r['gpu'] is None][0]
+    assert (wide['status'], wide['failing']) == ('fail', ['unreadable'])
+    assert wide['problems'] == ['checks[%d].status is a list, expected fail/warn/ok: unreadable' % (len(odd['checks']) - 1)]
+    for name in NAMES[1:]:
+        out = FILTERS[name](report)
+        assert '\u202e' not in ('\n'.join(out) if isinstance(out, list) else out)
+
+
+def test_the_filters_error_messages_are_cleaned():
+    with pytest.raises(AnsibleFilterError) as e:
+        FILTERS['fleet_report']({'gpu\u202e\x9b01': 'ok'})
+    assert str(e.value) == 'fleet_report: the result of gpu\\u202e\\u009b01 is not a gpu_health result: a string'

@@ -8,7 +8,10 @@
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
+import base64
+import copy
 import datetime
+import hashlib
 import json
 import re
 import shutil
@@ -219,14 +222,11 @@ def test_generated_and_window():
     assert report['records'] == [] and report['hosts'] == {'total': 0, 'reporting': 0, 'unreachable': []}
 
 
+# What the caller passes is refused; what a host sent is read field by field (see Unreadable parts below).
 @pytest.mark.parametrize('args, message', [
     (([],), 'expected a mapping of host name to gpu_health result, got a list'),
     (({'h': 'ok'},), 'the result of h is not a gpu_health result: a string'),
-    (({'h': {'checks': 'ok'}},), 'has checks = a string: expected a list'),
-    (({'h': {'checks': [{'check': 'xid', 'gpu': 0, 'status': 'bad'}]}},), 'has a check that is not'),
-    (({'h': {'checks': [], 'nvidia': []}},), 'has nvidia = a list: expected the gpu_facts mapping'),
-    (({'h': {'checks': [], 'nvidia': {'gpus': 'x'}}},), 'nvidia.gpus'),
-    (({'h': {'checks': [], 'xid_events': [1]}},), 'xid_events'),
+    (({'h\u202e\x9b': ['ok']},), 'the result of h\\u202e\\u009b is not a gpu_health result: a list'),
     (({}, 5), 'the unreachable hosts must be a list'),
     (({}, [5]), 'each unreachable host must be'),
     (({}, [{'error': 'x'}]), 'each unreachable host must be'),
@@ -269,14 +269,14 @@ def test_markdown_has_the_tables():
                 '| Model | GPUs | fail | warn | ok |', '| NVIDIA H100 80GB HBM3 | 12 | 1 | 0 | 11 |',
                 '| NVIDIA H200 | 9 | 0 | 2 | 7 |', '| NVIDIA A100-PCIE-40GB | 2 | 1 | 1 | 0 |',
                 '| Host | Error |', '| down | Failed to connect to the host via ssh: Connection timed out |',
-                '| gone | %s |' % _fleet.NO_RESULT):
+                '| gone | no gpu\\_health result for this host |'):
         assert row in lines, row
     sick = [line for line in lines[lines.index('## GPUs that are not ok'):] if line.startswith('| fail') or
             line.startswith('| warn')]
     assert len(sick) == 7
-    assert sick[0].startswith('| fail | a100-ecc | 1 | NVIDIA A100-PCIE-40GB | 0000:af:00.0 | ecc_uncorrectable, ')
-    assert sick[0].endswith('| 48, 63 |') and '<br>GPU 1 (0000:af:00.0): a row remap is pending' in sick[0]
-    assert sick[1].startswith('| fail | h100-lost | - | - | - | gpu_count | nvidia-smi describes 6 GPUs, expected 8<br>')
+    assert sick[0].startswith('| fail | a100-ecc | 1 | NVIDIA A100-PCIE-40GB | 0000:af:00.0 | ecc\\_uncorrectable, ')
+    assert sick[0].endswith('| 48, 63 |') and '<br>GPU 1 \\(0000:af:00.0\\): a row remap is pending' in sick[0]
+    assert sick[1].startswith('| fail | h100-lost | - | - | - | gpu\\_count | nvidia-smi describes 6 GPUs, expected 8<br>')
     assert lines[-1] == '18 of 23 GPUs are ok.'
     # Every row of a table has as many cells as its header (escaped pipes are text).
     blocks, block = [], []
@@ -295,9 +295,9 @@ def test_markdown_escapes_machine_text():
                              'message': 'a|b <img src=x> {{ lookup("pipe", "id") }}\nnext'})
     text = _fleet.to_markdown(_fleet.build({HOSTILE: result, 'p|q': None}))
     assert '<script>' not in text and '<img' not in text and '{{' not in text
-    assert '&lt;script&gt;alert(1)&lt;/script&gt;' in text and 'a\\|b &lt;img src=x&gt; &#123;&#123; lookup' in text
-    assert '| p\\|q | %s |' % _fleet.NO_RESULT in text
-    assert 'id") &#125;&#125; next |' in text
+    assert '&lt;script&gt;alert\\(1\\)&lt;/script&gt;' in text and 'a\\|b &lt;img src=x&gt; &#123;&#123; lookup' in text
+    assert '| p\\|q | no gpu\\_health result for this host |' in text
+    assert 'id"\\) &#125;&#125; next |' in text
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -514,3 +514,302 @@ def test_retired_pages_in_the_record_and_on_the_page():
     assert pending[0]['remapped_rows'] is None and pending[0]['model'] == 'Tesla V100-SXM2-32GB'
     page = _fleet.to_html(report)
     assert '<td class="n" data-sort="%d">%d (pending)</td>' % ((pending[0]['retired_pages']['total'],) * 2) in page
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Issue 29: the reports are inert. Machine text cannot add a link, an image, markup, a terminal control or a
+# direction change to a rendering; wrong types from a host are named, never a traceback; one index given to two
+# GPUs is a problem of its own; the page runs only its own script.
+
+MARKDOWN_ACTIVE = ['[click](http://evil)', '![x](http://evil/track.png)', '[x][1]', '[1]: http://evil', '<http://evil>',
+                   '\\[x\\](http://evil)', '\\![x](http://evil/y.png)', '`code` **bold** _it_ ~~gone~~ $x$',
+                   '# heading', '| a | b |', '<img src=x onerror=alert(1)>', '&lt;b&gt;', '&#91;x&#93;(http://evil)']
+# C1 controls (U+009B is CSI, U+0085 NEL) and the bidirectional marks, embeddings, overrides and isolates.
+C1_AND_BIDI = ['\x80', '\x85', '\x9b', '\x9f', '\u061c', '\u200e', '\u200f', '\u202a', '\u202b', '\u202c', '\u202d',
+               '\u202e', '\u2066', '\u2067', '\u2068', '\u2069']
+OTHER_INVISIBLE = ['\x00', '\x1b', '\x7f', '\xad', '\u200b', '\u2028', '\u2029', '\u2060', '\ufeff', '\ud800',
+                   '\U000e0041']
+MARKDOWN_TAGS = {'h1', 'h2', 'p', 'table', 'thead', 'tbody', 'tr', 'th', 'td', 'br'}
+
+
+def hostile_report(text):
+    """A report with ``text`` wherever a host's words reach it: host name, GPU model, architecture, driver, check
+    name and message, Xid window, an unreachable host and its error."""
+    result = gpu_health_result('h200_sxm_r580_idle.xml')
+    result['nvidia']['gpus'][0]['name'] = 'H200 %s end' % text
+    result['nvidia']['gpus'][0]['architecture'] = text
+    result['nvidia']['driver_version'] = '580 %s' % text
+    result['checks'].append({'check': 'xid%s' % text, 'gpu': 0, 'status': 'fail', 'value': 79,
+                             'message': 'Xid 79 %s fallen off the bus' % text})
+    return _fleet.build({'gpu %s 01' % text: result}, [{'host': 'down %s' % text, 'error': 'ssh: %s refused' % text}],
+                        generated=GENERATED, window='-1h %s' % text)
+
+
+def renderings(report):
+    return {'markdown': _fleet.to_markdown(report), 'html': _fleet.to_html(report),
+            'console': '\n'.join(_fleet.console_summary(report)), 'json': _fleet.to_json(report),
+            'records': json.dumps(report, ensure_ascii=False)}
+
+
+def unescaped(markdown):
+    """The Markdown text without its backslash escapes (each escaped character is plain text)."""
+    return re.sub(r'\\.', '', markdown)
+
+
+def rendered_markdown(text):
+    """The HTML a CommonMark renderer with GitHub tables makes of ``text`` (markdown-it-py, a ansible-lint dependency)."""
+    markdown_it = pytest.importorskip('markdown_it')
+    return markdown_it.MarkdownIt('commonmark').enable(['table', 'strikethrough']).render(text)
+
+
+class Tags(HTMLParser):
+    def __init__(self):
+        HTMLParser.__init__(self, convert_charrefs=True)
+        self.tags, self.attrs = set(), set()
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.add(tag)
+        self.attrs.update(name for name, value in attrs)
+
+
+def tags_of(page):
+    parser = Tags()
+    parser.feed(page)
+    parser.close()
+    return parser
+
+
+@pytest.mark.parametrize('text', MARKDOWN_ACTIVE)
+def test_markdown_keeps_link_and_image_syntax_as_text(text):
+    markdown = _fleet.to_markdown(hostile_report(text))
+    plain = unescaped(markdown)
+    assert '](' not in plain and '![' not in plain and '][' not in plain, markdown
+    for char in '[]`*_~!$':
+        assert char not in plain, (char, markdown)
+    assert not re.search(r'<(?!br>)', plain), markdown       # no tag but the report's own <br>
+    assert not [line for line in markdown.splitlines() if line.startswith('#') and not line.startswith(('# GPU', '## '))]
+    html = rendered_markdown(markdown)
+    assert tags_of(html).tags <= MARKDOWN_TAGS, html
+    assert '<a ' not in html and '<img' not in html and '<code>' not in html and '<em>' not in html
+
+
+def test_markdown_shows_the_text_as_it_was():
+    """Rendered, every escaped value reads as it came, the link syntax included (as text)."""
+    report = hostile_report('[click](http://evil) ![x](http://e/t.png) a_b *c* `d` | \\ #')
+    html = rendered_markdown(_fleet.to_markdown(report))
+    assert 'H200 [click](http://evil) ![x](http://e/t.png) a_b *c* `d` | \\ # end' in html
+    assert '<td>gpu [click](http://evil)' in html
+
+
+@pytest.mark.parametrize('char', C1_AND_BIDI + OTHER_INVISIBLE, ids=lambda c: 'U+%04X' % ord(c))
+def test_control_and_bidi_characters_are_shown_escaped(char):
+    escaped = '\\u%04x' % ord(char) if ord(char) <= 0xffff else '\\U%08x' % ord(char)
+    report = hostile_report('a%sb' % char)
+    outputs = renderings(report)
+    for name, text in outputs.items():
+        assert char not in text, name
+        text.encode('utf-8')                    # a lone surrogate could not be written
+    assert escaped in outputs['console'] and escaped in outputs['html']
+    assert escaped in outputs['markdown'].replace('\\\\', '\\')
+    record = [r for r in report['records'] if r['gpu'] == 0][0]
+    assert record['model'] == 'H200 a%sb end' % escaped and record['host'] == 'gpu a%sb 01' % escaped
+
+
+def test_whitespace_controls_are_one_space():
+    report = hostile_report('a\r\n\tb')
+    assert [r['model'] for r in report['records']] == ['H200 a b end']
+    assert '  down a b: ssh: a b refused' in _fleet.console_summary(report)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Unreadable parts of a host's result
+
+
+def put(result, path, value):
+    """Set ``path`` (dotted; list positions as numbers, '+' appends) in a copy of ``result``."""
+    result = copy.deepcopy(result)
+    *parents, last = path.split('.')
+    node = result
+    for key in parents:
+        node = node[int(key)] if isinstance(node, list) else node[key]
+    if last == '+':
+        node.append(value)
+    else:
+        node[int(last) if isinstance(node, list) else last] = value
+    return result
+
+
+# (path, value, the record that names it (GPU index or None), its status, the problem)
+UNREADABLE = [
+    ('nvidia.gpus.0.name', ['H200'], 0, 'warn', 'nvidia.gpus[0].name is a list, expected text: unreadable'),
+    ('nvidia.gpus.0.uuid', {'id': 1}, 0, 'warn', 'nvidia.gpus[0].uuid is a mapping, expected text'),
+    ('nvidia.gpus.0.temperature_c', {'c': 80}, 0, 'warn', 'nvidia.gpus[0].temperature_c is a mapping, expected a number'),
+    ('nvidia.gpus.0.temperature_slowdown_margin_c', 'hot', 0, 'warn', "temperature_slowdown_margin_c is 'hot'"),
+    ('nvidia.gpus.0.temperature_slowdown_margin_c', float('nan'), 0, 'warn', 'temperature_slowdown_margin_c is nan'),
+    ('nvidia.gpus.0.pcie_width_current', 'x16', 0, 'warn', "nvidia.gpus[0].pcie_width_current is 'x16', expected a number"),
+    ('nvidia.gpus.0.pcie_gen_max', True, 0, 'warn', 'nvidia.gpus[0].pcie_gen_max is True, expected a number'),
+    ('nvidia.gpus.0.ecc_errors', ['x'], 0, 'warn', 'nvidia.gpus[0].ecc_errors is a list, expected a mapping'),
+    ('nvidia.gpus.0.ecc_errors.volatile', 7, 0, 'warn', 'nvidia.gpus[0].ecc_errors.volatile is 7, expected a mapping'),
+    ('nvidia.gpus.0.ecc_errors.aggregate.corrected', '12', 0, 'warn', "ecc_errors.aggregate.corrected is '12', expected a count"),
+    ('nvidia.gpus.0.retired_pages', 'none', 0, 'warn', "nvidia.gpus[0].retired_pages is 'none', expected a mapping"),
+    ('nvidia.gpus.0.remapped_rows', [1, 2], 0, 'warn', 'nvidia.gpus[0].remapped_rows is a list, expected a mapping'),
+    ('nvidia.gpus.0.remapped_rows', {'pending': 'yes'}, 0, 'warn', "remapped_rows.pending is 'yes', expected true or false"),
+    ('nvidia.gpus.0.pci_bus_id', ['0000:18:00.0'], 0, 'warn', 'nvidia.gpus[0].pci_bus_id is a list, expected text'),
+    ('nvidia.gpus.0.index', [0], None, 'fail', 'nvidia.gpus[0].index is a list, expected a GPU index'),
+    ('nvidia.gpus.0.index', True, None, 'fail', 'nvidia.gpus[0].index is True, expected a GPU index'),
+    ('nvidia.gpus.0.index', 10 ** 5000, None, 'fail', 'nvidia.gpus[0].index is a number, expected a GPU index'),
+    ('nvidia.gpus.0', 'GPU0', None, 'fail', "nvidia.gpus[0] is 'GPU0', expected a GPU mapping"),
+    ('nvidia.gpus', 'x', None, 'fail', "nvidia.gpus is 'x', expected a list of GPUs"),
+    ('nvidia', [], None, 'fail', 'nvidia is a list, expected a mapping'),
+    ('nvidia.driver_version', {'v': 1}, None, 'warn', 'nvidia.driver_version is a mapping, expected text'),
+    ('checks', 'ok', None, 'fail', "checks is 'ok', expected a list of checks"),
+    ('checks.+', 'fail', None, 'fail', "checks[{n}] is 'fail', expected a check mapping"),
+    ('checks.+', {'check': 'xid', 'gpu': 0, 'status': ['fail']}, None, 'fail', 'checks[{n}].status is a list, expected fail/warn/ok'),
+    ('checks.+', {'check': 'xid', 'gpu': 0, 'status': 'FAIL'}, None, 'fail', "checks[{n}].status is 'FAIL', expected fail/warn/ok"),
+    ('checks.+', {'gpu': 0, 'status': 'fail', 'message': 'm'}, None, 'fail', 'checks[{n}].check is None, expected the name'),
+    ('checks.+', {'check': 'xid', 'gpu': '0', 'status': 'fail'}, None, 'fail', "checks[{n}].gpu is '0', expected null or a GPU index"),
+    ('checks.+', {'check': 'xid', 'gpu': 0, 'status': 'warn', 'message': {'m': 1}}, 0, 'warn',
+     'xid: the message is a mapping (unreadable)'),
+    ('xid_events', 'x', None, 'warn', "xid_events is 'x', expected a list of Xid events"),
+    ('xid_events.+', 79, None, 'warn', 'xid_events[0] is 79, expected a Xid event mapping'),
+    ('xid_events.+', {'code': [79]}, None, 'warn', 'xid_events[0].code is a list, expected an Xid code'),
+    ('xid_events.+', {'code': 79, 'pci': ['0000:18:00']}, None, 'warn', 'xid_events[0].pci is a list, expected a PCI address'),
+]
+
+
+@pytest.mark.parametrize('path, value, gpu, status, problem', UNREADABLE, ids=[u[0] + '-' + type(u[1]).__name__ for u in UNREADABLE])
+def test_a_wrong_type_from_a_host_is_unreadable_and_the_report_goes_on(path, value, gpu, status, problem):
+    result = gpu_health_result('h200_sxm_r580_idle.xml')
+    assert result['xid_events'] == []
+    problem = problem.replace('{n}', str(len(result['checks'])))
+    result = put(result, path, value)
+    if path == 'nvidia.gpus.0.pci_bus_id':
+        result['xid_events'] = [{'code': 79, 'pci': '0000:18:00', 'status': 'fail'}]
+    report = _fleet.build({'odd': result, 'fine': gpu_health_result('h200_sxm_r580_idle.xml')}, generated=GENERATED)
+    odd = records_of(report, 'odd')
+    assert gpu in odd, odd
+    record = odd[gpu]
+    assert [p for p in record['problems'] if problem in p], record['problems']
+    assert record['status'] == status
+    if 'message' not in problem:
+        assert 'unreadable' in record['failing']
+    assert records_of(report, 'fine')[0]['status'] == 'ok' and report['hosts']['reporting'] == 2
+    for r in report['records']:
+        assert set(r) == set(_fleet.RECORD_KEYS)
+    outputs = renderings(report)
+    assert json.loads(outputs['json']) == report
+    assert problem.split(':')[0].replace('_', '\\_').replace('[', '\\[').replace(']', '\\]') in outputs['markdown']
+
+
+@pytest.mark.parametrize('path, value, field', [
+    ('records.0.failing', 5, 'records[0].failing = 5: expected a list'),
+    ('records.0.problems', 7, 'records[0].problems = 7: expected a list'),
+    ('records.0.xid', 79, 'records[0].xid = 79: expected a list'),
+    ('records.0.gpu', 'x', "records[0].gpu = 'x': expected null or a GPU index"),
+    ('records.0.status', ['fail'], 'records[0].status = a list: expected fail/warn/ok'),
+    ('records.0.host', 5, 'records[0].host = 5: expected text'),
+    ('hosts.total', 'many', "hosts.total = 'many': expected a count"),
+    ('hosts.reporting', -1, 'hosts.reporting = -1: expected a count'),
+    ('hosts.unreachable.0', 'down', "hosts.unreachable[0] = 'down': expected {host, error}"),
+    ('counts.by_status.fail', 'x', "counts.by_status.fail = 'x': expected a count"),
+    ('counts.by_status.2', 3, 'counts.by_status key = 2: expected text'),
+    ('counts.by_model.NVIDIA H200', [1], "counts.by_model['NVIDIA H200'] = a list: expected a count or {gpus"),
+    ('counts.by_model.NVIDIA H200.gpus', 'x', "counts.by_model['NVIDIA H200'].gpus = 'x': expected a count"),
+])
+@pytest.mark.parametrize('render', [_fleet.to_json, _fleet.to_markdown, _fleet.to_html, _fleet.console_summary])
+def test_the_renderings_refuse_a_report_of_the_wrong_types_naming_the_field(render, path, value, field):
+    report = fleet_report()
+    if path == 'counts.by_status.2':
+        report['counts']['by_status'][2] = 3
+    else:
+        *parents, last = path.split('.')
+        node = report
+        for key in parents:
+            node = node[int(key)] if isinstance(node, list) else node[key]
+        node[int(last) if isinstance(node, list) else last] = value
+    with pytest.raises(_fleet.FleetReportError) as e:
+        render(report)
+    assert str(e.value) == 'the report has ' + field or str(e.value).startswith('the report has ' + field), str(e.value)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Duplicate GPU indexes
+
+
+def test_two_gpus_with_one_index_are_both_kept_and_flagged():
+    result = gpu_health_result('hgx_h200_8gpu_r570.xml', expected_gpu_count=8)
+    gpus = result['nvidia']['gpus']
+    gpus[0]['name'], gpus[3]['name'], gpus[3]['index'] = 'NVIDIA H200 first', 'NVIDIA H200 second', 0
+    report = _fleet.build({'hgx': result}, generated=GENERATED)
+    twins = [r for r in report['records'] if r['gpu'] == 0]
+    assert sorted((r['model'], r['pci_bus_id']) for r in twins) == [
+        ('NVIDIA H200 first', gpus[0]['pci_bus_id']), ('NVIDIA H200 second', gpus[3]['pci_bus_id'])]
+    for record in twins:
+        assert record['status'] == 'fail' and 'duplicate_gpu_index' in record['failing']
+        assert 'nvidia-smi describes 2 GPUs with index 0 (nvidia.gpus[0], nvidia.gpus[3]): their checks cannot be ' \
+               'told apart' in record['problems']
+    assert report['counts']['gpus'] == 8 and report['counts']['by_model']['NVIDIA H200 second']['fail'] == 1
+    markdown = _fleet.to_markdown(report)
+    assert 'NVIDIA H200 first | %s | duplicate\\_gpu\\_index' % gpus[0]['pci_bus_id'] in markdown
+    assert 'NVIDIA H200 second | %s | duplicate\\_gpu\\_index' % gpus[3]['pci_bus_id'] in markdown
+    text = ' '.join(parse_page(_fleet.to_html(report)).text)
+    assert 'NVIDIA H200 first' in text and 'NVIDIA H200 second' in text
+    assert len([line for line in _fleet.console_summary(report) if 'GPU 0: nvidia-smi describes 2 GPUs' in line]) == 2
+
+
+def test_xid_codes_follow_the_pci_address_when_indexes_repeat():
+    result = gpu_health_result('hgx_h200_8gpu_r570.xml', expected_gpu_count=8)
+    gpus = result['nvidia']['gpus']
+    gpus[3]['index'] = 0
+    result['xid_events'] = [{'code': 79, 'pci': gpus[3]['pci_bus_id'][:-2]}]
+    twins = dict((r['pci_bus_id'], r) for r in _fleet.build({'hgx': result})['records'] if r['gpu'] == 0)
+    assert twins[gpus[3]['pci_bus_id']]['xid'] == [79] and twins[gpus[0]['pci_bus_id']]['xid'] == []
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The page's Content-Security-Policy
+
+
+class Inline(HTMLParser):
+    """The page's CSP and the text of each inline script and style."""
+
+    def __init__(self):
+        HTMLParser.__init__(self, convert_charrefs=False)
+        self.csp, self.inline, self.open = [], [], None
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == 'meta' and (attrs.get('http-equiv') or '').lower() == 'content-security-policy':
+            self.csp.append(attrs['content'])
+        if tag in ('script', 'style'):
+            self.open = [tag, '']
+            self.inline.append(self.open)
+
+    def handle_data(self, data):
+        if self.open:
+            self.open[1] += data
+
+    def handle_endtag(self, tag):
+        self.open = None
+
+
+def csp_of(page):
+    parser = Inline()
+    parser.feed(page)
+    parser.close()
+    assert len(parser.csp) == 1, parser.csp
+    directives = dict((d.split()[0], d.split()[1:]) for d in parser.csp[0].split(';') if d.strip())
+    return directives, parser.inline
+
+
+def test_the_page_allows_its_own_script_and_style_by_hash_and_nothing_else():
+    page = _fleet.to_html(hostile_report('"><script>alert(1)</script><style>*{}</style>'))
+    csp, inline = csp_of(page)
+    assert csp['default-src'] == ["'none'"] and csp['base-uri'] == ["'none'"] and csp['form-action'] == ["'none'"]
+    assert [tag for tag, text in inline] == ['style', 'script']
+    for tag, text in inline:
+        digest = "'sha256-%s'" % base64.b64encode(hashlib.sha256(text.encode('utf-8')).digest()).decode('ascii')
+        assert csp[tag + '-src'] == [digest], (tag, csp)
+    for sources in csp.values():
+        assert not set(sources) & {"'unsafe-inline'", "'unsafe-eval'", "'unsafe-hashes'", '*', 'data:', 'blob:'}
+    assert csp['script-src'] != csp['style-src']
