@@ -25,6 +25,7 @@ from ansible_collections.gpuops.gpu_server.plugins.module_utils import _nvidia_s
 from ansible_collections.gpuops.gpu_server.tests.unit.conftest import read_fixture
 
 SETTINGS = settings(max_examples=200, deadline=None, database=None)
+LINES_SETTINGS = settings(SETTINGS, max_examples=150)
 
 FACTS = _facts.from_report(nvsmi.parse(read_fixture('nvidia_smi', 'hgx_h200_8gpu_r570.xml')), [], pci_ids={})
 LOGS = [read_fixture('kernel_log', name) for name in ('dmesg_ctime.txt', 'dmesg_decode_iso.txt', 'dmesg_raw.txt',
@@ -72,7 +73,7 @@ def _check_events(events):
     json.dumps(result, allow_nan=False)
 
 
-@SETTINGS
+@LINES_SETTINGS
 @given(st.lists(xid_line(), min_size=1, max_size=6), st.sampled_from(LOGS), st.sampled_from(['\n', '\r\n', '\u2028']))
 def test_xid_lines_with_junk_give_well_formed_events(lines, log, newline):
     text = newline.join(lines) + newline + log
