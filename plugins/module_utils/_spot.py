@@ -17,9 +17,11 @@ __metaclass__ = type
 import collections
 import datetime
 import email.utils
+import functools
 import http.client
 import json
 import os
+import re
 import socket
 import time
 import urllib.error
@@ -69,6 +71,9 @@ DMI_KEYS = ('sys_vendor', 'product_name', 'product_version', 'bios_vendor', 'bio
 
 # No metadata answer this module reads is more than a few hundred bytes; more is broken or hostile.
 MAX_BODY_BYTES = 64 * 1024
+# The deepest document read here (Azure: object, Events array, event object, Resources array) nests 4 levels. Deeper
+# JSON is refused before json.loads, which recurses once per level and would raise RecursionError near 1000.
+MAX_JSON_DEPTH = 32
 
 AWS_TOKEN_TTL_SECONDS = 21600
 # Refresh a cached session token this long before it expires, so a request never carries one that just lapsed.
@@ -82,6 +87,8 @@ PATHS = {
     'tencent': '/latest/meta-data/spot/termination-time',
 }
 TOKEN_PATH = '/latest/api/token'
+# A session token as the services issue it (base64-like): visible ASCII, nothing a header could not carry.
+_TOKEN = re.compile(r'[!-~]{1,4096}\Z')
 # (header asking for a token with this TTL, header carrying the token) for the services with session tokens.
 _TOKEN_HEADERS = {
     'aws': ('X-aws-ec2-metadata-token-ttl-seconds', 'X-aws-ec2-metadata-token'),
@@ -122,8 +129,12 @@ class MetadataUnreachable(Exception):
 
 
 class MalformedResponse(MetadataUnreachable, ValueError):
-    """The service answered 200 with a body that is not the documented format (Poller.check(); the parsers raise
-    plain ValueError). A MetadataUnreachable, so a watcher that retries on those keeps running, and a ValueError."""
+    """The service answered with a body that is not the documented format, or a status the parser does not expect.
+
+    Raised by every parse_* function (``url`` is then the provider's path, as the parsers know no host) and by
+    Poller.check() (the full URL, and the start of the body). A MetadataUnreachable, so a watcher that retries on
+    those keeps running, and a ValueError.
+    """
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -176,17 +187,81 @@ def detect_provider(dmi):
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Parsers: (HTTP status, body) -> Notice or None. ValueError for a 200 body that is not the documented format.
+# Parsers: (HTTP status, body) -> Notice or None; MalformedResponse for anything else.
+#
+# No parser raises past its boundary: whatever the body holds (any bytes, JSON of any shape and depth, times out of
+# datetime's range), the answer is a Notice, None or MalformedResponse. Inside, the helpers raise ValueError with a
+# message; _parser() turns it, and the errors of the standard library's readers that bad input can cause, into
+# MalformedResponse.
+
+# A JSON string (possibly unterminated: then it runs to the end) or a bracket; used to measure nesting before parsing.
+_JSON_NESTING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\Z)|[\[\]{}]', re.DOTALL)
+# What the standard library's readers (json, datetime, email.utils) raise on input they cannot read.
+_READER_ERRORS = (ValueError, TypeError, OverflowError, OSError, RecursionError)
+
+
+def _parser(provider):
+    """Decorator: the parser's errors become MalformedResponse(PATHS[provider], message)."""
+    def decorate(func):
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            try:
+                return func(*args, **kwargs)
+            except MalformedResponse:
+                raise
+            except _READER_ERRORS as e:
+                message = str(e) if isinstance(e, ValueError) else '%s: %s: %s' % (provider, type(e).__name__, e)
+                raise MalformedResponse(PATHS[provider], _printable(message, 600))
+        return wrapper
+    return decorate
+
+
+def _printable(text, limit=200):
+    """``text`` on one line, control characters replaced by '?', at most ``limit`` characters (then '...')."""
+    text = ''.join(c if c.isprintable() else '?' for c in text[:limit + 1])
+    return text[:limit] + '...' if len(text) > limit else text
+
+
+def _short(value, limit=200):
+    """repr() of a value from a body, cut to ``limit`` characters (the nesting is bounded, so repr() is safe)."""
+    text = repr(value)
+    return text[:limit] + '...' if len(text) > limit else text
 
 
 def _now(now):
     return time.time() if now is None else float(now)
 
 
-def _text(body):
-    if isinstance(body, bytes):
-        return body.decode('utf-8', errors='replace')
-    return body or ''
+def _text(provider, body):
+    """The body as text; bytes must be UTF-8 (as JSON and the plain-text answers are)."""
+    if body is None:
+        return ''
+    if isinstance(body, (bytes, bytearray)):
+        try:
+            return bytes(body).decode('utf-8')
+        except UnicodeDecodeError as e:
+            raise ValueError('%s: the answer is not UTF-8 text (byte %d: %s)' % (provider, e.start, e.reason))
+    if not isinstance(body, str):
+        raise ValueError('%s: the answer is a %s, not text' % (provider, type(body).__name__))
+    return body
+
+
+def _load_json(provider, what, text):
+    """json.loads(text), refusing documents nested deeper than MAX_JSON_DEPTH before parsing them."""
+    depth = 0
+    for match in _JSON_NESTING.finditer(text):
+        token = match.group()
+        if token in ('[', '{'):
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                raise ValueError('%s: %s nests deeper than %d levels (at character %d): %r'
+                                 % (provider, what, MAX_JSON_DEPTH, match.start(), text[:80]))
+        elif token in (']', '}'):
+            depth -= 1
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        raise ValueError('%s: %s is not JSON: %r' % (provider, what, text[:200]))
 
 
 def _expect_status(provider, status, allowed):
@@ -195,9 +270,13 @@ def _expect_status(provider, status, allowed):
 
 
 def _epoch(dt, assume_tz=datetime.timezone.utc):
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=assume_tz)
-    return dt.timestamp()
+    """Epoch seconds of ``dt`` (``assume_tz`` when naive); ValueError when it falls outside what Python can count."""
+    try:
+        if dt.tzinfo is None:
+            dt = dt.replace(tzinfo=assume_tz)
+        return dt.timestamp()
+    except (ValueError, OverflowError, OSError) as e:
+        raise ValueError('the time %s is out of range (%s)' % (dt.isoformat(), e))
 
 
 def _parse_iso8601(text, assume_tz=datetime.timezone.utc):
@@ -206,14 +285,15 @@ def _parse_iso8601(text, assume_tz=datetime.timezone.utc):
     if value[-1:] in ('Z', 'z'):
         value = value[:-1] + '+00:00'
     if 'T' not in value and 't' not in value:
-        raise ValueError('not an ISO 8601 date and time: %r' % (text,))
+        raise ValueError('not an ISO 8601 date and time: %r' % (text[:200],))
     try:
         dt = datetime.datetime.fromisoformat(value)
-    except ValueError:
-        raise ValueError('not an ISO 8601 time: %r' % (text,))
+    except (ValueError, OverflowError):
+        raise ValueError('not an ISO 8601 time: %r' % (text[:200],))
     return _epoch(dt, assume_tz)
 
 
+@_parser('aws')
 def parse_aws(status, body, now=None):
     """GET /latest/meta-data/spot/instance-action: 404 = no notice; 200 = {"action": ..., "time": "...Z"}.
 
@@ -224,11 +304,8 @@ def parse_aws(status, body, now=None):
     _expect_status('aws', status, (200, 404))
     if status == 404:
         return None
-    text = _text(body)
-    try:
-        doc = json.loads(text)
-    except ValueError:
-        raise ValueError('aws: instance-action is not JSON: %r' % (text[:200],))
+    text = _text('aws', body)
+    doc = _load_json('aws', 'instance-action', text)
     if not isinstance(doc, dict):
         raise ValueError('aws: instance-action is not a JSON object: %r' % (text[:200],))
     action, when = doc.get('action'), doc.get('time')
@@ -236,73 +313,97 @@ def parse_aws(status, body, now=None):
         raise ValueError('aws: instance-action has no action: %r' % (text[:200],))
     if not isinstance(when, str) or not when.strip():
         raise ValueError('aws: instance-action has no time: %r' % (text[:200],))
-    action = action.strip().lower()
-    deadline = _parse_iso8601(when)
-    return Notice('aws', action, deadline, 'instance-action %s at %s' % (action, when.strip()))
+    action = _printable(action.strip().lower(), 64)
+    try:
+        deadline = _parse_iso8601(when)
+    except ValueError as e:
+        raise ValueError('aws: instance-action time: %s' % (e,))
+    return Notice('aws', action, deadline, 'instance-action %s at %s' % (action, _printable(when.strip())))
 
 
+@_parser('gcp')
 def parse_gcp(status, body, now=None):
     """GET /computeMetadata/v1/instance/preempted: "TRUE" or "FALSE". The deadline is ``now`` + the 30 s window."""
     _expect_status('gcp', status, (200,))
-    value = _text(body).strip().upper()
+    text = _text('gcp', body)
+    value = text.strip().upper()
     if value == 'FALSE':
         return None
     if value != 'TRUE':
-        raise ValueError('gcp: instance/preempted is neither TRUE nor FALSE: %r' % (_text(body)[:200],))
+        raise ValueError('gcp: instance/preempted is neither TRUE nor FALSE: %r' % (text[:200],))
     return Notice('gcp', 'preempt', _now(now) + NOTICE_WINDOW_SECONDS['gcp'], 'instance/preempted is TRUE')
 
 
 def _parse_rfc1123(text):
     try:
         dt = email.utils.parsedate_to_datetime(text)
-    except (TypeError, ValueError, IndexError):   # Python < 3.10 raises TypeError on garbage
+    except (TypeError, ValueError, IndexError, OverflowError):   # Python < 3.10 raises TypeError on garbage
         dt = None
     if dt is None:
-        raise ValueError('not an RFC 1123 time: %r' % (text,))
+        raise ValueError('not an RFC 1123 time: %r' % (text[:200],))
     return _epoch(dt)
 
 
+def _azure_event_notice(event, wanted, now):
+    """The Notice one scheduled event announces for this VM, None when it announces none; ValueError when an event
+    that could count has fields of the wrong type or a time that cannot be read."""
+    if not isinstance(event, dict):
+        raise ValueError('an event is not a JSON object: %s' % (_short(event),))
+    event_type, status_ = event.get('EventType'), event.get('EventStatus')
+    if not isinstance(event_type, str) or not isinstance(status_, str):
+        raise ValueError('EventType and EventStatus must be strings: %s' % (_short(event),))
+    action = AZURE_EVENT_ACTIONS.get(event_type)
+    if action is None or status_ not in AZURE_ACTIVE_STATUSES:
+        return None
+    resources = event.get('Resources') or []
+    if not isinstance(resources, list) or not all(isinstance(r, str) for r in resources):
+        raise ValueError('Resources is not a list of names: %s' % (_short(event),))
+    if wanted is not None and wanted not in [r.casefold() for r in resources]:
+        return None
+    not_before = event.get('NotBefore') or ''
+    if not isinstance(not_before, str):
+        raise ValueError('NotBefore is not a string: %s' % (_short(event),))
+    # Empty once the event has started: it is happening now.
+    deadline = _parse_rfc1123(not_before) if not_before.strip() else _now(now)
+    event_id = event.get('EventId', '?')
+    detail = '%s event %s %s, NotBefore %s, resources %s' % (
+        event_type, event_id if isinstance(event_id, str) else _short(event_id, 80), status_,
+        not_before.strip() or '(now)', ','.join(resources) or '(none)')
+    return Notice('azure', action, deadline, _printable(detail, 400))
+
+
+@_parser('azure')
 def parse_azure(status, body, now=None, vm_name=None):
     """GET /metadata/scheduledevents: the earliest active Preempt (or Terminate) event, or None.
 
     ``vm_name``: count only events whose Resources name this VM (case-insensitive). Scheduled events for every VM
     of an availability set or scale-set placement group reach every member, so a watcher should pass it.
+
+    An event that is not an object, has a non-string EventType or EventStatus, or (when it is an active Preempt or
+    Terminate) a Resources or NotBefore that cannot be read, is malformed. A notice found in the other events is
+    still returned (a broken neighbour must not hide an eviction); without one, the body is MalformedResponse.
     """
     _expect_status('azure', status, (200,))
-    text = _text(body)
-    try:
-        doc = json.loads(text)
-    except ValueError:
-        raise ValueError('azure: scheduledevents is not JSON: %r' % (text[:200],))
+    text = _text('azure', body)
+    doc = _load_json('azure', 'scheduledevents', text)
     if not isinstance(doc, dict):
         raise ValueError('azure: scheduledevents is not a JSON object: %r' % (text[:200],))
     events = doc.get('Events', [])
     if not isinstance(events, list):
         raise ValueError('azure: Events is not a list: %r' % (text[:200],))
     wanted = vm_name.casefold() if vm_name else None
-    best = None
-    for event in events:
-        if not isinstance(event, dict):
-            raise ValueError('azure: an event is not a JSON object: %r' % (event,))
-        action = AZURE_EVENT_ACTIONS.get(event.get('EventType'))
-        status_ = event.get('EventStatus')
-        if action is None or status_ not in AZURE_ACTIVE_STATUSES:
+    best, problems = None, []
+    for index, event in enumerate(events):
+        try:
+            notice = _azure_event_notice(event, wanted, now)
+        except ValueError as e:
+            problems.append('event %d: %s' % (index, e))
             continue
-        resources = event.get('Resources') or []
-        if not isinstance(resources, list):
-            raise ValueError('azure: Resources is not a list: %r' % (event,))
-        if wanted is not None and wanted not in [str(r).casefold() for r in resources]:
-            continue
-        not_before = event.get('NotBefore') or ''
-        if not isinstance(not_before, str):
-            raise ValueError('azure: NotBefore is not a string: %r' % (event,))
-        # Empty once the event has started: it is happening now.
-        deadline = _parse_rfc1123(not_before) if not_before.strip() else _now(now)
-        detail = '%s event %s %s, NotBefore %s, resources %s' % (
-            event.get('EventType'), event.get('EventId', '?'), status_, not_before.strip() or '(now)',
-            ','.join(str(r) for r in resources) or '(none)')
-        if best is None or deadline < best.deadline:
-            best = Notice('azure', action, deadline, detail)
+        if notice is not None and (best is None or notice.deadline < best.deadline):
+            best = notice
+    if best is None and problems:
+        more = ' (and %d more)' % (len(problems) - 3) if len(problems) > 3 else ''
+        raise ValueError('azure: %s%s' % ('; '.join(problems[:3]), more))
     return best
 
 
@@ -310,12 +411,13 @@ def _parse_termination_time(provider, status, body):
     _expect_status(provider, status, (200, 404))
     if status == 404:
         return None
-    text = _text(body).strip()
+    text = _text(provider, body).strip()
     if not text:
         raise ValueError('%s: empty termination-time' % provider)
     return text
 
 
+@_parser('alibaba')
 def parse_alibaba(status, body, now=None):
     """GET /latest/meta-data/instance/spot/termination-time: 404 = none; 200 = a UTC time like "2015-01-05T18:02:00Z"."""
     del now   # the body carries the time
@@ -326,9 +428,10 @@ def parse_alibaba(status, body, now=None):
         deadline = _parse_iso8601(text)
     except ValueError:
         raise ValueError('alibaba: termination-time is not a time: %r' % (text[:200],))
-    return Notice('alibaba', 'terminate', deadline, 'termination-time %s' % text)
+    return Notice('alibaba', 'terminate', deadline, 'termination-time %s' % _printable(text))
 
 
+@_parser('tencent')
 def parse_tencent(status, body, now=None):
     """GET /latest/meta-data/spot/termination-time: 404 = none; 200 = "2018-08-18 12:05:33", in UTC+8 per the doc.
 
@@ -339,13 +442,15 @@ def parse_tencent(status, body, now=None):
     if text is None:
         return None
     try:
-        deadline = _epoch(datetime.datetime.strptime(text, '%Y-%m-%d %H:%M:%S'), assume_tz=TENCENT_TZ)
-    except ValueError:
         try:
-            deadline = _parse_iso8601(text, assume_tz=TENCENT_TZ)
+            dt = datetime.datetime.strptime(text, '%Y-%m-%d %H:%M:%S')
         except ValueError:
-            raise ValueError('tencent: termination-time is not a time: %r' % (text[:200],))
-    return Notice('tencent', 'terminate', deadline, 'termination-time %s (UTC+8)' % text)
+            deadline = _parse_iso8601(text, assume_tz=TENCENT_TZ)
+        else:
+            deadline = _epoch(dt, assume_tz=TENCENT_TZ)
+    except ValueError:
+        raise ValueError('tencent: termination-time is not a time: %r' % (text[:200],))
+    return Notice('tencent', 'terminate', deadline, 'termination-time %s (UTC+8)' % _printable(text))
 
 
 PARSERS = {
@@ -453,8 +558,9 @@ class Poller(object):
             if self.provider == 'azure':
                 return parse_azure(status, body, vm_name=self.vm_name)
             return PARSERS[self.provider](status, body)
-        except ValueError as e:
-            raise MalformedResponse(self.url, '%s%s' % (e, _snippet(body)))
+        except ValueError as e:   # MalformedResponse from the parser (the path only): again, with the URL and body
+            reason = e.reason if isinstance(e, MalformedResponse) else str(e)
+            raise MalformedResponse(self.url, '%s%s' % (reason, _snippet(body)))
 
     def _get_with_token(self, headers, refuse, token_first):
         """GET the notice path with a session token; on a refusal get a fresh token and try once more."""
@@ -480,6 +586,9 @@ class Poller(object):
         token = body.decode('utf-8', errors='replace').strip()
         if status != 200 or not token:
             raise MetadataUnreachable(url, 'no session token: HTTP %d%s' % (status, _snippet(body)))
+        if not _TOKEN.match(token):
+            # It goes into a header: a line break or a non-ASCII character would break (or forge) the request.
+            raise MalformedResponse(url, 'the session token is not printable ASCII%s' % (_snippet(body),))
         self._token = token
         self._token_expires = started + AWS_TOKEN_TTL_SECONDS - TOKEN_REFRESH_MARGIN_SECONDS
         return token
@@ -510,7 +619,8 @@ class Poller(object):
 
 
 def _snippet(body):
+    """`` (the start of the body)`` on one line, for a message; '' for an empty body."""
     text = body.decode('utf-8', errors='replace').strip() if isinstance(body, bytes) else str(body or '').strip()
     if not text:
         return ''
-    return ' (%s)' % (text[:120] + ('...' if len(text) > 120 else ''),)
+    return ' (%s)' % (_printable(text, 120),)

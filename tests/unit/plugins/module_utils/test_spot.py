@@ -707,3 +707,100 @@ def test_fake_server_command_line(tmp_path):
     lines = [line for line in err.splitlines() if 'GET /latest/meta-data/spot/termination-time' in line]
     assert len(lines) == 2
     assert ' 404 ' in lines[0] and ' 200 ' in lines[1]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Issue 29: no parser raises past its boundary. Each body below once escaped Poller.check() as another exception
+# (RecursionError, OverflowError, TypeError) and ended the watcher; now it is MalformedResponse.
+
+DEEP = b'[' * 60000
+
+
+@pytest.mark.parametrize('provider, body', [
+    ('aws', DEEP),
+    ('azure', DEEP),
+    ('azure', b'{"Events": ' + b'[' * 60000),
+    ('aws', b'{"action": "terminate", "time": "2017-09-18T08:22:00Z", "x": ' + b'{"a":' * 8000 + b'1' + b'}' * 8000 + b'}'),
+], ids=['aws-brackets', 'azure-brackets', 'azure-events', 'aws-nested-objects'])
+def test_issue29_deep_nesting_is_malformed(provider, body):
+    assert len(body) <= _spot.MAX_BODY_BYTES
+    with pytest.raises(_spot.MalformedResponse, match='nests deeper than 32 levels'):
+        _spot.PARSERS[provider](200, body)
+    answers = [(200, b'TOKEN')] if provider == 'aws' else []
+    with pytest.raises(_spot.MalformedResponse, match='nests deeper than 32 levels') as info:
+        _spot.Poller(provider, base_url='http://md', opener=ScriptedOpener(answers + [(200, body)])).check()
+    assert 'http://md/' in str(info.value)
+
+
+@pytest.mark.parametrize('not_before', [
+    'Mon, 19 Sep 99999999999 18:29:47 GMT',
+    'Mon, 19 Sep 2016 18:29:47 +99999999999999999999',
+    'Mon, 19 Sep 2016 18:29:99999999999999999999 GMT',
+])
+def test_issue29_azure_not_before_out_of_range_is_malformed(not_before):
+    body = _azure_doc(_azure_event(NotBefore=not_before)).encode()
+    with pytest.raises(_spot.MalformedResponse, match='not an RFC 1123 time'):
+        _spot.parse_azure(200, body)
+    with pytest.raises(_spot.MalformedResponse, match='not an RFC 1123 time'):
+        _spot.Poller('azure', base_url='http://md', opener=ScriptedOpener([(200, body)])).check()
+
+
+@pytest.mark.parametrize('fields', [
+    {'EventType': ['Preempt']},
+    {'EventType': {'Preempt': 1}},
+    {'EventStatus': ['Scheduled']},
+    {'EventType': None},
+], ids=['type-list', 'type-object', 'status-list', 'type-null'])
+def test_issue29_azure_event_type_of_the_wrong_type_is_malformed(fields):
+    body = _azure_doc(_azure_event(**fields)).encode()
+    with pytest.raises(_spot.MalformedResponse, match='EventType and EventStatus must be strings'):
+        _spot.parse_azure(200, body)
+    with pytest.raises(_spot.MalformedResponse, match='EventType and EventStatus must be strings'):
+        _spot.Poller('azure', base_url='http://md', opener=ScriptedOpener([(200, body)])).check()
+
+
+def test_azure_a_malformed_event_does_not_hide_an_eviction():
+    body = _azure_doc(_azure_event(EventType=['Preempt']), 42, _azure_event(EventId='good'),
+                      _azure_event(NotBefore='Mon, 19 Sep 99999999999 18:29:47 GMT'))
+    notice = _spot.parse_azure(200, body)
+    assert notice.action == 'preempt' and 'good' in notice.detail
+
+
+@pytest.mark.parametrize('provider, body', [
+    ('aws', b'{"action": "terminate", "time": "2017-09-18T08:22:00Z", "note": "\xff"}'),
+    ('gcp', b'TRUE\xff'),
+    ('azure', b'{"Events": [], "x": "\xc3"}'),
+    ('alibaba', b'2015-01-05T18:02:00Z\xfe'),
+    ('tencent', b'\x802018-08-18 12:05:33'),
+])
+def test_a_body_that_is_not_utf8_is_malformed(provider, body):
+    with pytest.raises(_spot.MalformedResponse, match='not UTF-8 text'):
+        _spot.PARSERS[provider](200, body)
+
+
+@pytest.mark.parametrize('time_text', ['0001-01-01T00:00:00+01:00', '9999-12-31T23:59:59-23:59', '99999-01-01T00:00:00Z'])
+def test_times_at_the_edges_of_datetime_are_a_notice_or_malformed(time_text):
+    for provider, body in (('aws', json.dumps({'action': 'stop', 'time': time_text})), ('alibaba', time_text),
+                           ('tencent', time_text)):
+        try:
+            notice = _spot.PARSERS[provider](200, body)
+        except _spot.MalformedResponse:
+            continue
+        assert isinstance(notice.deadline, float)
+
+
+def test_details_are_one_printable_line():
+    notice = _spot.parse_aws(200, json.dumps({'action': 'Stop\nFAKE LOG LINE\x1b[31m', 'time': '2017-09-18T08:22:00Z'}))
+    assert notice.action == 'stop?fake log line?[31m'
+    assert notice.detail.isprintable()
+    notice = _spot.parse_azure(200, _azure_doc(_azure_event(EventId={'nested': ['id\n']}, Resources=['a\nb'])))
+    assert notice is None or notice.detail.isprintable()
+    notice = _spot.parse_azure(200, _azure_doc(_azure_event(EventId='x\r\ny', Resources=['vm\u2028'])), vm_name='vm\u2028')
+    assert notice.detail.isprintable()
+
+
+def test_scripted_unprintable_session_token_is_malformed():
+    opener = ScriptedOpener([(200, b'TOKEN\r\nX-Forged: 1')])
+    with pytest.raises(_spot.MalformedResponse, match='session token is not printable ASCII'):
+        _spot.Poller('aws', base_url='http://imds', opener=opener).check()
+    assert len(opener.requests) == 1
