@@ -27,6 +27,7 @@ import argparse
 import fcntl
 import fnmatch
 import json
+import math
 import os
 import re
 import signal
@@ -228,11 +229,15 @@ def state_path(cfg):
 
 
 def load_state(cfg):
+    """The numbers save_state() wrote; a missing, unreadable or damaged file (any other content) counts as empty."""
     try:
         with open(state_path(cfg)) as f:
-            return json.load(f)
-    except (OSError, ValueError):
+            state = json.load(f)
+    except (OSError, ValueError, RecursionError):
         return {}
+    if not isinstance(state, dict):
+        return {}
+    return {k: v for k, v in state.items() if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)}
 
 
 def atomic_write(path, text, mode=0o644):
@@ -517,20 +522,32 @@ def do_watch(cfg):
         provider, base_url or _spot.DEFAULT_BASE_URLS[provider], interval))
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
-    reachable = None
+    # Nothing the metadata service answers ends this loop: the minutes after a notice are the ones that matter, and
+    # systemd's restart would lose them. Each kind of trouble is logged once, until it changes or the service answers.
+    trouble = None
     while not stop:
+        notice = None
         try:
             notice = poller.check()
+        except _spot.MalformedResponse as e:
+            if trouble != str(e):
+                log('watch: the metadata service answered something that is not a notice, ignored: %s; still polling '
+                    'every %s s (logged again when it changes)' % (e, interval))
+            trouble = str(e)
         except _spot.MetadataUnreachable as e:
-            if reachable is not False:
+            if trouble != 'unreachable':
                 log('watch: metadata service unreachable: %s; retrying every %s s (logged again when it answers)' % (
                     e, interval))
-            reachable = False
-            notice = None
+            trouble = 'unreachable'
+        except Exception as e:  # a bug here, not the service: it must not stop the watch either
+            if trouble != repr(e):
+                log('watch: checking for a notice failed unexpectedly (%s: %s); still polling every %s s' % (
+                    type(e).__name__, e, interval))
+            trouble = repr(e)
         else:
-            if reachable is False:
+            if trouble is not None:
                 log('watch: metadata service answers again')
-            reachable = True
+            trouble = None
         if notice is not None:
             handle_notice(cfg, notice)
             log('watch: interruption handled; waiting for the instance to go away')

@@ -176,3 +176,90 @@ def test_a_notice_is_handled_within_its_window_when_the_trainer_does_not_stop(tm
     assert log[0] == 'kill --kill-whom=main --signal=SIGUSR1 train.service'
     assert 'stop gpuops-spot-sync.service' in log
     assert metrics(tmp_path)['gpuops_spot_interruption_notice_timestamp_seconds'] != '0'
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The watch loop against the fake metadata service (tests/fixtures/spot/fake_metadata.py), serving malformed answers
+
+FAKE_METADATA = os.path.join(ROOT, 'tests', 'fixtures', 'spot', 'fake_metadata.py')
+
+
+def load_fake_metadata():
+    spec = importlib.util.spec_from_file_location('fake_metadata', FAKE_METADATA)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _scheduled_events(**event):
+    doc = {'DocumentIncarnation': 1, 'Events': []}
+    if event:
+        base = {'EventId': 'C7061BAC-AFDC-4513-B24B-AA5F13A16123', 'EventType': 'Preempt', 'ResourceType': 'VirtualMachine',
+                'Resources': ['fake-vm-0'], 'EventStatus': 'Scheduled', 'NotBefore': 'Mon, 19 Sep 2016 18:29:47 GMT'}
+        base.update(event)
+        doc['Events'].append(base)
+    return json.dumps(doc)
+
+
+def test_the_watcher_logs_malformed_answers_and_keeps_polling(tmp_path, monkeypatch, capsys):
+    """Issue 29: 60 KB of nested brackets (RecursionError), an EventType that is a list (TypeError) and a NotBefore
+    out of datetime's range (OverflowError) each ended the watcher with a traceback. Now each is one log line, the
+    loop keeps polling, and the eviction that follows is still handled."""
+    tool = load_tool()
+    fake = load_fake_metadata()
+    deep = '{"Events": ' + '[' * 60000
+    answers = [deep, deep,                                    # the same trouble twice: logged once
+               _scheduled_events(EventType=['Preempt']),
+               _scheduled_events(NotBefore='Mon, 19 Sep 99999999999 18:29:47 GMT'),
+               _scheduled_events(),                           # nothing scheduled: "answers again"
+               _scheduled_events(EventStatus='Scheduled')]    # the eviction
+    served, sigterm = [], []
+
+    def serve_azure(handler, parts, deadline):  # pylint: disable=unused-argument
+        if len(served) == len(answers):         # the watcher missed the eviction: stop it, the asserts say the rest
+            sigterm[0](15, None)
+        served.append(answers[min(len(served), len(answers) - 1)])
+        handler.reply(200, served[-1], 'application/json')
+
+    monkeypatch.setattr(fake.Handler, 'serve_azure', serve_azure)
+    server = fake.start_in_thread(str(tmp_path / 'state'), quiet=True)
+    try:
+        monkeypatch.setattr(tool.signal, 'signal', lambda signum, handler: sigterm.append(handler))
+        monkeypatch.setattr(tool, 'azure_vm_name', lambda base_url: 'fake-vm-0')
+        notices = []
+
+        def handle_notice(cfg, notice):
+            notices.append(notice)
+            sigterm[0](15, None)                # systemd stops the unit as the instance goes
+            return True
+
+        monkeypatch.setattr(tool, 'handle_notice', handle_notice)
+        cfg = config(tmp_path, provider='azure', metadata_url=server.base_url, poll_seconds=0.01)
+        assert tool.do_watch(cfg) == 0
+    finally:
+        server.shutdown()
+        server.server_close()
+
+    assert len(served) == len(answers)
+    assert [(n.provider, n.action) for n in notices] == [('azure', 'preempt')]
+    lines = capsys.readouterr().out.splitlines()
+    malformed = [line for line in lines if 'not a notice, ignored' in line]
+    assert len(malformed) == 3, lines
+    assert 'nests deeper than 32 levels' in malformed[0]
+    assert 'EventType and EventStatus must be strings' in malformed[1]
+    assert 'not an RFC 1123 time' in malformed[2]
+    assert all('still polling' in line for line in malformed)
+    assert sum('answers again' in line for line in lines) == 1
+    assert lines[-1] == 'watch: interruption handled; waiting for the instance to go away'
+
+
+def test_a_damaged_state_file_counts_as_empty(tmp_path):
+    tool = load_tool()
+    cfg = config(tmp_path)
+    os.makedirs(cfg['state_dir'])
+    for text in ('[' * 5000, '[1, 2]', '{"notice": "soon", "since": 5, "last_failed": true, "last_bytes": 1e400}', '\xff'):
+        with open(tool.state_path(cfg), 'w', encoding='latin-1') as f:
+            f.write(text)
+        state = tool.load_state(cfg)
+        assert state in ({}, {'since': 5})
+        tool.save_state(cfg, dict(state, notice=1))   # and the metrics can be written from it
