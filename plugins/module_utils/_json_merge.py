@@ -13,6 +13,11 @@ Rules, in the order :func:`apply` uses them:
    way a user can shrink a list such as ``registry-mirrors`` again.
 
 Keys the settings do not name are kept as they were, in their order.
+
+What is read is strict JSON (RFC 8259) as Docker reads it, so that what is written back is too: no ``NaN`` or
+``Infinity``, no number too large for a double (``1e400``), no key twice in one object, no nesting deeper than
+MAX_DEPTH. Every function here recurses once per level of nesting, so that bound also keeps them far from Python's
+recursion limit.
 """
 
 from __future__ import (absolute_import, division, print_function)
@@ -20,6 +25,19 @@ __metaclass__ = type
 
 import copy
 import json
+import math
+import re
+import reprlib
+
+# No daemon.json nests more than a few levels (daemon.json's deepest keys, such as runtimes.nvidia.args, are at 3).
+MAX_DEPTH = 64
+
+# JSON whitespace (RFC 8259): str.strip() would also take away characters such as U+00A0 or U+2028.
+_JSON_WHITESPACE = ' \t\n\r'
+# A JSON string (possibly unterminated: then it runs to the end of the text) or a bracket.
+_NESTING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\Z)|[\[\]{}]', re.DOTALL)
+# Unpaired surrogates, which json.loads makes of escapes such as "\ud800" and UTF-8 cannot encode.
+_SURROGATE = re.compile('[\ud800-\udfff]')
 
 
 class JsonDocumentError(ValueError):
@@ -27,16 +45,21 @@ class JsonDocumentError(ValueError):
 
 
 def loads(text, source='the file'):
-    """Parse a document that must hold a JSON object. Empty (or only whitespace) text is an empty object.
+    """Parse a document that must hold a JSON object. Empty (or only JSON whitespace) text is an empty object.
 
-    Raises JsonDocumentError naming ``source``, the line and the column of the first error.
+    Raises JsonDocumentError naming ``source``, the line and the column of the first error; also for nesting deeper
+    than MAX_DEPTH, and for numbers that are not finite doubles (``NaN``, ``Infinity``, ``1e400``).
     """
-    if not text.strip():
+    if not text.strip(_JSON_WHITESPACE):
         return {}
+    _check_nesting(text, source)
     try:
-        data = json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constant)
+        data = json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constant,
+                          parse_float=_finite_float)
     except _StrictJsonError as e:
         raise JsonDocumentError('%s is not valid JSON: %s' % (source, e))
+    except RecursionError:   # not reached: _check_nesting() bounds the depth first
+        raise JsonDocumentError('%s nests too deep to be read' % (source,))
     except ValueError as e:
         line = getattr(e, 'lineno', None)
         col = getattr(e, 'colno', None)
@@ -67,11 +90,53 @@ def _no_constant(name):
     raise _StrictJsonError('%s is not a JSON value (JSON numbers are finite)' % name)
 
 
+def _finite_float(text):
+    value = float(text)
+    if not math.isfinite(value):
+        raise _StrictJsonError('the number %s is out of range for a double (Docker refuses it, and it would be '
+                               'written back as %s, which is not JSON)' % (text[:40], 'Infinity' if value > 0 else '-Infinity'))
+    return value
+
+
+def _check_nesting(text, source):
+    """JsonDocumentError when brackets (outside strings) nest deeper than MAX_DEPTH; linear, no recursion."""
+    depth = 0
+    for match in _NESTING.finditer(text):
+        token = match.group()
+        if token in ('[', '{'):
+            depth += 1
+            if depth > MAX_DEPTH:
+                pos = match.start()
+                raise JsonDocumentError('%s nests arrays and objects deeper than %d levels (line %d, column %d)'
+                                        % (source, MAX_DEPTH, text.count('\n', 0, pos) + 1,
+                                           pos - text.rfind('\n', 0, pos)))
+        elif token in (']', '}'):
+            depth -= 1
+
+
+def nesting_depth(value, limit=MAX_DEPTH):
+    """How deeply ``value`` nests dicts and lists (a scalar is 0), counted without recursion; stops at ``limit`` + 1."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, (dict, list, tuple)):
+            if level > deepest:
+                deepest = level
+                if deepest > limit:
+                    break
+            stack.extend((child, level + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
 def check_json(value, what='settings'):
-    """Raise ValueError when ``value`` cannot be written as JSON (NaN, Infinity, a non-string key, a set ...)."""
+    """Raise ValueError when ``value`` cannot be written as JSON (NaN, Infinity, a non-string key, a set ...) or
+    nests dicts and lists deeper than MAX_DEPTH."""
+    if nesting_depth(value) > MAX_DEPTH:
+        raise ValueError('%s nest dicts and lists deeper than %d levels' % (what, MAX_DEPTH))
     try:
         json.dumps(value, allow_nan=False)
-    except (TypeError, ValueError) as e:
+    except (TypeError, ValueError, RecursionError) as e:
         raise ValueError('%s cannot be written as JSON: %s' % (what, e))
     _check_keys(value, what)
 
@@ -115,8 +180,13 @@ def json_equal(a, b):
 
 
 def dumps(data):
-    """The text written to disk: two-space indentation, keys in their order, a final newline."""
-    return json.dumps(data, indent=2, ensure_ascii=False, separators=(',', ': ')) + '\n'
+    """The text written to disk: two-space indentation, keys in their order, a final newline.
+
+    Always valid JSON and valid UTF-8: ValueError for NaN or Infinity; an unpaired surrogate (read from an escape such
+    as ``"\\ud800"``) is written as that escape again.
+    """
+    text = json.dumps(data, indent=2, ensure_ascii=False, separators=(',', ': '), allow_nan=False) + '\n'
+    return _SURROGATE.sub(lambda m: '\\u%04x' % ord(m.group()), text)
 
 
 def parse_path(path):
@@ -129,9 +199,10 @@ def parse_path(path):
     elif isinstance(path, str):
         keys = path.split('.')
     else:
-        raise ValueError('a key path must be a string ("log-opts.max-size") or a list of keys, got %r' % (path,))
+        raise ValueError('a key path must be a string ("log-opts.max-size") or a list of keys, got %s'
+                         % (reprlib.repr(path),))
     if not keys or any(not isinstance(k, str) or k == '' for k in keys):
-        raise ValueError('key path %r has an empty or non-string key' % (path,))
+        raise ValueError('key path %s has an empty or non-string key' % (reprlib.repr(path),))
     return keys
 
 

@@ -34,8 +34,12 @@ description:
     that lock."
   - When O(path) does not exist it is created, with its parent directories.
   - When O(path) holds something that is not a JSON object, the module fails with the line and column of
-    the error and leaves the file untouched. So do a file that is not UTF-8, duplicate keys in one object, and
-    C(NaN) or C(Infinity), which Python reads but JSON and Docker do not.
+    the error and leaves the file untouched. So do a file that is not UTF-8, duplicate keys in one object (Docker
+    refuses them too; which one should win is for a person to decide), C(NaN) or C(Infinity), which Python reads
+    but JSON and Docker do not, a number out of the range of a double such as C(1e400) (Python would read it as
+    infinity), arrays and objects nested deeper than 64 levels, and a file that is not a regular file or is larger
+    than 4 MiB.
+  - The file written is always strict JSON in UTF-8.
   - Any error (a read-only or missing directory, a failed O(validate), a bad O(validate) string) fails the task
     with a message naming the file, and leaves the file untouched.
 author:
@@ -51,7 +55,8 @@ options:
       - The keys to set. Objects merge recursively into the existing ones; everything else, arrays included,
         replaces the existing value.
       - Docker expects strings for C(log-opts) values (V("100m"), V("3")), quote them.
-      - Values must be writable as JSON; C(NaN) and C(Infinity) (YAML V(.nan), V(.inf)) fail the task.
+      - Values must be writable as JSON; C(NaN) and C(Infinity) (YAML V(.nan), V(.inf)) fail the task, and so do
+        dicts and lists nested deeper than 64 levels.
     type: dict
     default: {}
   remove:
@@ -181,12 +186,22 @@ from ansible.module_utils.common.text.converters import to_bytes, to_native
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _json_merge
 
 
+# A daemon.json is a few hundred bytes; a file this large is not one, and is not read into memory.
+MAX_FILE_BYTES = 4 * 1024 * 1024
+
+
 def read_text(module, path, result):
+    if not os.path.isfile(path):
+        module.fail_json(msg='%s is not a regular file, so not a daemon configuration; it was left untouched' % path,
+                         **result)
     try:
         with open(path, 'rb') as f:
-            raw = f.read()
+            raw = f.read(MAX_FILE_BYTES + 1)
     except (IOError, OSError) as e:
         module.fail_json(msg='Could not read %s: %s' % (path, to_native(e)), **result)
+    if len(raw) > MAX_FILE_BYTES:
+        module.fail_json(msg='%s is larger than %d bytes, so not a daemon configuration; it was left untouched'
+                             % (path, MAX_FILE_BYTES), **result)
     try:
         return raw.decode('utf-8')
     except UnicodeDecodeError as e:
@@ -283,7 +298,11 @@ def plan(module, path, result):
     after, removed = _json_merge.apply(before, module.params['settings'], module.params['remove'])
     # Compared by JSON type and value: 1 is not true and 3.0 is not 3 for Docker.
     changed = not exists or not _json_merge.json_equal(after, before)
-    after_text = _json_merge.dumps(after) if changed else before_text
+    try:
+        after_text = _json_merge.dumps(after) if changed else before_text
+    except ValueError as e:   # not reached: loads() and check_json() refuse what JSON cannot hold
+        module.fail_json(msg='The new configuration cannot be written as JSON (%s); %s was left untouched'
+                             % (e, path), **result)
     return exists, before_text, after_text, after, removed, changed
 
 

@@ -389,3 +389,110 @@ def test_settings_that_are_not_json_fail(tmp_path, run, value):
 def test_negative_lock_timeout_fails(tmp_path, run):
     result = run(path=str(place(tmp_path, 'user_daemon.json')), settings=LOG_SETTINGS, lock_timeout=-1)
     assert result.failed and result['msg'] == 'lock_timeout must be 0 or more seconds, got -1'
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Issue 29: no parser raises past its boundary, and what is written is always strict JSON.
+
+def _existing(tmp_path, content):
+    path = place(tmp_path, None)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(content)
+    return path
+
+
+def _strict_loads(text):
+    def refuse(name):
+        raise ValueError('%s is not JSON' % name)
+    return json.loads(text, parse_constant=refuse)
+
+
+@pytest.mark.parametrize('number', [b'1e400', b'-1e400', b'1E+999', b'123456789e999'])
+def test_issue29_a_number_out_of_range_in_the_file_is_refused_untouched(tmp_path, run, number):
+    """1e400 was read as inf and written back as Infinity, which neither JSON nor Docker accepts."""
+    path = _existing(tmp_path, b'{"max-concurrent-downloads": ' + number + b', "debug": false}\n')
+    before = snapshot(path)
+    result = run(path=str(path), settings=LOG_SETTINGS)
+    assert result.failed
+    assert str(path) in result['msg'] and 'out of range for a double' in result['msg'] and 'untouched' in result['msg']
+    assert number.decode() in result['msg']
+    assert snapshot(path) == before
+
+
+@pytest.mark.parametrize('opener, closer', [(b'{"a": ', b'}'), (b'[', b']')])
+def test_issue29_deep_nesting_in_the_file_is_refused_untouched(tmp_path, run, opener, closer):
+    """Nesting 3,000 deep ended the module in a RecursionError traceback."""
+    path = _existing(tmp_path, b'{"x": ' + opener * 3000 + b'1' + closer * 3000 + b'}\n')
+    before = snapshot(path)
+    result = run(path=str(path), settings=LOG_SETTINGS)
+    assert result.failed
+    assert 'nests arrays and objects deeper than 64 levels (line 1, column ' in result['msg'], result['msg']
+    assert str(path) in result['msg'] and 'untouched' in result['msg']
+    assert snapshot(path) == before
+
+
+def test_nesting_up_to_the_bound_is_merged(tmp_path, run):
+    assert _json_merge.MAX_DEPTH == 64       # as DOCUMENTATION says
+    deep = 'leaf'
+    for _level in range(63):
+        deep = {'k': deep}
+    path = _existing(tmp_path, json.dumps({'deep': deep}).encode())
+    result = run(path=str(path), settings={'deep': deep, 'debug': True})
+    assert not result.failed and result['changed']
+    assert _strict_loads(path.read_text()) == {'deep': deep, 'debug': True}
+
+
+@pytest.mark.parametrize('levels', [65, 150])
+def test_settings_nested_too_deep_fail_cleanly(tmp_path, run, levels):
+    deep = []
+    for _level in range(levels - 2):
+        deep = [deep]
+    path = place(tmp_path, 'user_daemon.json')
+    before = snapshot(path)
+    result = run(path=str(path), settings={'x': deep})
+    assert result.failed and result['msg'].startswith('settings nest dicts and lists deeper than 64 levels'), result['msg']
+    assert snapshot(path) == before
+
+
+def test_a_lone_surrogate_escape_is_written_back_as_an_escape(tmp_path, run):
+    """json.loads reads "\\ud800" as an unpaired surrogate, which UTF-8 cannot encode: writing it crashed."""
+    path = _existing(tmp_path, b'{"labels": ["a\\ud800b", "\\udfff"], "pair": "\\ud83d\\ude00"}\n')
+    result = run(path=str(path), settings=LOG_SETTINGS)
+    assert not result.failed and result['changed'], result
+    raw = path.read_bytes()
+    text = raw.decode('utf-8')              # strict: valid UTF-8
+    assert '"a\\ud800b"' in text and '"\\udfff"' in text and '"\U0001F600"' in text
+    assert _strict_loads(text)['labels'] == ['a\ud800b', '\udfff']
+
+
+@pytest.mark.parametrize('content', [b'\xc2\xa0\n', '\u2028'.encode('utf-8'), b'\x0b'])
+def test_whitespace_that_json_does_not_allow_is_not_an_empty_file(tmp_path, run, content):
+    """str.strip() took U+00A0, U+2028 and vertical tab for blank, so such a file was overwritten as if empty."""
+    path = _existing(tmp_path, content)
+    before = snapshot(path)
+    result = run(path=str(path), settings=LOG_SETTINGS)
+    assert result.failed and 'is not valid JSON' in result['msg'] and 'untouched' in result['msg']
+    assert snapshot(path) == before
+
+
+def test_a_fifo_is_refused_without_waiting(tmp_path, run):
+    path = place(tmp_path, None)
+    path.parent.mkdir(parents=True)
+    os.mkfifo(str(path))
+    result = run(path=str(path), settings=LOG_SETTINGS)
+    assert result.failed and 'is not a regular file' in result['msg']
+    assert stat.S_ISFIFO(os.stat(str(path)).st_mode)
+
+
+def test_a_file_over_the_size_cap_is_refused_untouched(tmp_path, run):
+    path = _existing(tmp_path, b'{"a": "' + b'x' * docker_daemon_config.MAX_FILE_BYTES + b'"}')
+    before = snapshot(path)
+    result = run(path=str(path), settings=LOG_SETTINGS)
+    assert result.failed and 'is larger than 4194304 bytes' in result['msg']
+    assert snapshot(path) == before
+
+
+def test_dumps_refuses_what_json_cannot_hold():
+    for value in (float('nan'), float('inf'), -float('inf')):
+        with pytest.raises(ValueError):
+            _json_merge.dumps({'a': value})
