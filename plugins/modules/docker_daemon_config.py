@@ -35,7 +35,7 @@ description:
   - When O(path) does not exist it is created, with its parent directories.
   - When O(path) holds something that is not a JSON object, the module fails with the line and column of
     the error and leaves the file untouched. So do a file that is not UTF-8, duplicate keys in one object (which
-    one counts is not defined by JSON, and a rewrite would silently drop the other: a person decides), C(NaN) or C(Infinity), which Python reads
+    one counts is not defined by JSON, and a rewrite would silently drop the other, so a person decides), C(NaN) or C(Infinity), which Python reads
     but JSON and Docker do not, a number out of the range of a double such as C(1e400) (Python would read it as
     infinity), arrays and objects nested deeper than 64 levels, and a file that is not a regular file or is larger
     than 4 MiB.
