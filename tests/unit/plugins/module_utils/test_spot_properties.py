@@ -200,7 +200,7 @@ def _answers(provider):
     return st.lists(st.tuples(STATUSES, st.one_of(body, token)), max_size=5)
 
 
-@settings(max_examples=150, deadline=None, database=None)
+@settings(max_examples=100, deadline=None, database=None)
 @given(data=st.data(), provider=st.sampled_from(_spot.PROVIDERS))
 def test_poller_check_never_raises_past_its_boundary(data, provider):
     answers = data.draw(_answers(provider))
