@@ -34,9 +34,25 @@ pytestmark = pytest.mark.skipif(not os.path.exists(ANSIBLE_PLAYBOOK), reason='an
 def fake_smi(tmp_path, host, capture):
     calls = tmp_path / ('%s.calls' % host)
     smi = tmp_path / ('nvidia-smi-%s' % host)
-    smi.write_text("#!/bin/sh\necho \"$*\" >> '%s'\ncat '%s'\n" % (calls, fixture_path('nvidia_smi', capture)))
+    path = capture if os.path.isabs(capture) else fixture_path('nvidia_smi', capture)
+    smi.write_text("#!/bin/sh\necho \"$*\" >> '%s'\ncat '%s'\n" % (calls, path))
     smi.chmod(0o755)
     return str(smi), calls
+
+
+# Issue 29: a GPU whose name carries Markdown link and image syntax, a right-to-left override, an isolate and a C1
+# CSI (U+009B) that would recolour a terminal.
+HOSTILE_NAME = '[click](http://evil) ![x](http://evil/track.png) \u202eevil\u2066 \u009b31mred'
+
+
+def hostile_capture(tmp_path):
+    with open(fixture_path('nvidia_smi', 'h200_sxm_r580_idle.xml'), encoding='utf-8') as f:
+        xml = f.read()
+    assert xml.count('<product_name>NVIDIA H200</product_name>') == 1
+    path = tmp_path / 'hostile.xml'
+    path.write_text(xml.replace('<product_name>NVIDIA H200</product_name>',
+                                '<product_name>%s</product_name>' % HOSTILE_NAME), encoding='utf-8')
+    return str(path)
 
 
 @pytest.fixture(scope='module')
@@ -44,12 +60,15 @@ def fleet(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp('fleet')
     h200, h200_calls = fake_smi(tmp_path, 'h200', 'hgx_h200_8gpu_r570.xml')
     h100, h100_calls = fake_smi(tmp_path, 'h100', 'h100_lost_gpus_r535.xml')
+    odd, odd_calls = fake_smi(tmp_path, 'odd', hostile_capture(tmp_path))
     local = {'ansible_connection': 'local', 'ansible_python_interpreter': sys.executable}
     inventory = {'all': {'children': {'gpu_servers': {'hosts': {
         'gpu-h200-01': dict(local, gpuops_fleet_nvidia_smi_path=h200,
                             gpuops_fleet_kernel_log_path=fixture_path('kernel_log', 'no_xid.txt')),
         'gpu-h100-07': dict(local, gpuops_fleet_nvidia_smi_path=h100,
                             gpuops_fleet_kernel_log_path=fixture_path('kernel_log', 'journal_short_iso.txt')),
+        'gpu-odd-04': dict(local, gpuops_fleet_nvidia_smi_path=odd,
+                           gpuops_fleet_kernel_log_path=fixture_path('kernel_log', 'no_xid.txt')),
         'gpu-down-03': {'ansible_host': '127.0.0.1', 'ansible_port': 1, 'ansible_connection': 'ssh',
                         'ansible_ssh_common_args': '-o ConnectTimeout=3 -o StrictHostKeyChecking=no'},
     }}}, 'hosts': {'localhost': local}}}
@@ -61,12 +80,13 @@ def fleet(tmp_path_factory):
                            '-e', 'gpuops_fleet_report_dir=%s' % out_dir], env=environ, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, timeout=180, universal_newlines=True, check=False)
     return {'rc': proc.returncode, 'out': proc.stdout, 'dir': out_dir,
-            'calls': {'h200': h200_calls.read_text().splitlines(), 'h100': h100_calls.read_text().splitlines()}}
+            'calls': {'h200': h200_calls.read_text().splitlines(), 'h100': h100_calls.read_text().splitlines(),
+                      'odd': odd_calls.read_text().splitlines()}}
 
 
 def test_the_run_succeeds_and_reads_nvidia_smi_once_per_host(fleet):
     assert fleet['rc'] == 0, fleet['out']
-    assert fleet['calls'] == {'h200': ['-q -x'], 'h100': ['-q -x']}
+    assert fleet['calls'] == {'h200': ['-q -x'], 'h100': ['-q -x'], 'odd': ['-q -x']}
 
 
 def test_the_json_has_one_record_per_gpu_and_lists_the_host_that_did_not_answer(fleet):
@@ -88,6 +108,23 @@ def test_markdown_html_and_the_console_summary(fleet):
     assert 'gpu-down-03' in fleet['out'] and 'Reports: %s' % fleet['dir'] in fleet['out']
 
 
+def test_text_from_a_host_is_inert_in_every_report(fleet):
+    """Issue 29: the link and image syntax of a GPU name is text in the Markdown; its bidi and C1 characters are
+    shown escaped in the JSON records, the Markdown, the page and the console."""
+    shown = '[click](http://evil) ![x](http://evil/track.png) \\u202eevil\\u2066 \\u009b31mred'
+    report = json.loads((fleet['dir'] / 'fleet-report.json').read_text())
+    assert [r['model'] for r in report['records'] if r['host'] == 'gpu-odd-04'] == [shown]
+    markdown = (fleet['dir'] / 'fleet-report.md').read_text()
+    assert '| \\[click\\]\\(http://evil\\) \\!\\[x\\]\\(http://evil/track.png\\) \\\\u202eevil' in markdown
+    plain = re.sub(r'\\.', '', markdown)
+    assert '](' not in plain and '![' not in plain
+    page = (fleet['dir'] / 'fleet-report.html').read_text()
+    assert '[click](http://evil) ![x](http://evil/track.png) \\u202eevil\\u2066 \\u009b31mred' in page
+    for text in (markdown, page, fleet['out'], json.dumps(report, ensure_ascii=False)):
+        assert not set(text) & {'\u202e', '\u2066', '\x9b', '\x1b'}
+    assert '[click](http://evil) ![x](http://evil/track.png) \\\\u202eevil' in fleet['out']   # JSON-quoted by the callback
+
+
 def chromium(tmp_path, *args):
     argv = [CHROMIUM, '--headless', '--no-sandbox', '--disable-gpu', '--hide-scrollbars', '--no-first-run',
             '--user-data-dir=%s' % (tmp_path / 'chromium-profile')] + list(args)
@@ -99,8 +136,12 @@ def test_the_html_opens_in_headless_chromium_with_the_sick_gpu_in_the_first_row(
     assert CHROMIUM, 'chromium is not installed: scripts/setup-host.sh installs Debian\'s chromium'
     page = 'file://%s' % (fleet['dir'] / 'fleet-report.html')
     # The DOM after the page's script ran: the GPU table's first body row is the failing H100.
-    proc = chromium(tmp_path, '--dump-dom', page)
+    proc = chromium(tmp_path, '--enable-logging=stderr', '--v=1', '--dump-dom', page)
     assert proc.returncode == 0, proc.stderr
+    # The script ran under the page's Content-Security-Policy (it made the headers focusable) and neither it nor
+    # the style was refused (issue 29: allowed by their hashes, not 'unsafe-inline').
+    assert re.search(r'<th scope="col"[^>]* tabindex="0"', proc.stdout), proc.stdout[:2000]
+    assert 'Content Security Policy' not in proc.stderr, proc.stderr
     body = re.search(r'<table id="gpus">.*?<tbody>(.*?)</tbody>', proc.stdout, re.S)
     assert body, proc.stdout[:2000]
     first = re.search(r'<tr[^>]*>(.*?)</tr>', body.group(1), re.S)
