@@ -7,7 +7,11 @@
 self-contained HTML and one-screen console renderings.
 
 Used by the fleet_report filters (plugins/filter/fleet.py) on the control node. Standard library only.
-Host names, error messages and check messages come from the machines: every rendering escapes them.
+Host names, models, error messages and check messages come from the machines, so the reports are inert: the text
+is kept on one line with control, bidirectional and invisible characters shown escaped (``\\u202e``), Markdown
+escapes its active characters, HTML its own, and the page runs only its own script (allowed by hash). What a host
+sent is read field by field: a field of the wrong type is "unreadable" in its record, never a traceback; a report
+of the wrong types is refused with FleetReportError naming the part.
 
 Private to this collection: no compatibility promise to other collections.
 """
@@ -438,6 +442,10 @@ def build(results, unreachable=None, generated=None, window=None):
     both is listed as unreachable only. ``generated``: when (datetime or ISO text; default now, UTC). ``window``:
     the Xid window in words (default ``current boot``). Returns ``{'generated', 'xid_window', 'hosts': {'total',
     'reporting', 'unreachable': [{'host', 'error'}]}, 'records', 'counts': {'gpus', 'by_status', 'by_model'}}``.
+
+    Raises FleetReportError for what the caller passes (``results`` or a host's result that is not a mapping, a bad
+    ``unreachable``, ``window`` or ``generated``). What a host sent never raises: see _Reader and UNREADABLE; two
+    GPUs with one index are both kept and flagged DUPLICATE_INDEX.
     """
     if not isinstance(results, Mapping):
         raise FleetReportError('expected a mapping of host name to gpu_health result, got %s' % _type_name(results))
