@@ -19,6 +19,7 @@ plain ``\\d`` also take Arabic-Indic or fullwidth digits), each number has at mo
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
+import math
 import re
 
 from ansible_collections.gpuops.gpu_server.plugins.module_utils._data_cuda import (
@@ -92,7 +93,7 @@ def version_text(value, what='version', form=CUDA_FORM):
             raise CompatError('%s: expected %s, got the number %s' % (what, form, short_repr(value)))
         return str(value)
     if isinstance(value, float):
-        if value != value or value in (float('inf'), float('-inf')) or value < 0:
+        if math.isnan(value) or math.isinf(value) or value < 0:
             raise CompatError('%s: expected %s, got the number %r' % (what, form, value))
         if value.is_integer() and value < _MAX_INT_VERSION:
             return '%d.0' % value

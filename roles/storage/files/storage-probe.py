@@ -155,7 +155,7 @@ def disk(device, columns, active_swaps):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("--volume", help="the volume's name (storage_name): read what the role recorded of it")
     parser.add_argument("--record", help="the role's record of the volume (/etc/gpuops-storage/<name>.json)")
     parser.add_argument("devices", nargs="*")

@@ -60,7 +60,7 @@ def _check_events(events):
     for event in events:
         assert sorted(event) == ['code', 'description', 'host', 'line', 'pci', 'status', 'text', 'time']
         code = event['code']
-        assert code is None or (type(code) is int and 0 <= code < 10 ** kl.XID_CODE_MAX_DIGITS)
+        assert code is None or (isinstance(code, int) and not isinstance(code, bool) and 0 <= code < 10 ** kl.XID_CODE_MAX_DIGITS)
         assert event['status'] in ('ok', 'warn', 'fail')
         assert (code is None) <= (event['status'] == 'warn')
         assert PCI_RE.match(event['pci']), event['pci']

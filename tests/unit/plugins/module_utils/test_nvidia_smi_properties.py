@@ -63,7 +63,7 @@ junk_text = st.one_of(
 
 
 def _elements(tree):
-    return [el for el in tree.iter()]
+    return list(tree.iter())
 
 
 @st.composite
@@ -71,7 +71,7 @@ def mutated_report(draw):
     """A recorded capture with a few elements changed, removed, duplicated or moved, serialized again."""
     name = draw(st.sampled_from(CAPTURES))
     tree = copy.deepcopy(TREES[name])
-    for _ in range(draw(st.integers(1, 8))):
+    for _step in range(draw(st.integers(1, 8))):
         elements = _elements(tree)
         target = elements[draw(st.integers(0, len(elements) - 1))]
         action = draw(st.sampled_from(['text', 'text', 'text', 'remove', 'duplicate', 'move', 'attr', 'children']))
@@ -168,7 +168,7 @@ def test_mutated_captures_give_numbers_or_none(text):
 def test_raw_text_damage_gives_a_report_or_the_parse_error(name, data):
     """Bytes cut, inserted or replaced anywhere in the raw capture: a report or NvidiaSmiParseError."""
     text = TEXTS[name]
-    for _ in range(data.draw(st.integers(1, 4))):
+    for _step in range(data.draw(st.integers(1, 4))):
         pos = data.draw(st.integers(0, len(text)))
         cut = data.draw(st.integers(0, 40))
         text = text[:pos] + data.draw(st.one_of(junk_text, st.text(max_size=8), st.sampled_from(
