@@ -29,13 +29,13 @@ import math
 import re
 import reprlib
 
+from ansible_collections.gpuops.gpu_server.plugins.module_utils._json_text import too_deep
+
 # No daemon.json nests more than a few levels (daemon.json's deepest keys, such as runtimes.nvidia.args, are at 3).
 MAX_DEPTH = 64
 
 # JSON whitespace (RFC 8259): str.strip() would also take away characters such as U+00A0 or U+2028.
 _JSON_WHITESPACE = ' \t\n\r'
-# A JSON string (possibly unterminated: then it runs to the end of the text) or a bracket.
-_NESTING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\Z)|[\[\]{}]', re.DOTALL)
 # Unpaired surrogates, which json.loads makes of escapes such as "\ud800" and UTF-8 cannot encode.
 _SURROGATE = re.compile('[\ud800-\udfff]')
 
@@ -100,18 +100,10 @@ def _finite_float(text):
 
 def _check_nesting(text, source):
     """JsonDocumentError when brackets (outside strings) nest deeper than MAX_DEPTH; linear, no recursion."""
-    depth = 0
-    for match in _NESTING.finditer(text):
-        token = match.group()
-        if token in ('[', '{'):
-            depth += 1
-            if depth > MAX_DEPTH:
-                pos = match.start()
-                raise JsonDocumentError('%s nests arrays and objects deeper than %d levels (line %d, column %d)'
-                                        % (source, MAX_DEPTH, text.count('\n', 0, pos) + 1,
-                                           pos - text.rfind('\n', 0, pos)))
-        elif token in (']', '}'):
-            depth -= 1
+    pos = too_deep(text, MAX_DEPTH)
+    if pos is not None:
+        raise JsonDocumentError('%s nests arrays and objects deeper than %d levels (line %d, column %d)'
+                                % (source, MAX_DEPTH, text.count('\n', 0, pos) + 1, pos - text.rfind('\n', 0, pos)))
 
 
 def nesting_depth(value, limit=MAX_DEPTH):

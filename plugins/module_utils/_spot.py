@@ -27,6 +27,8 @@ import time
 import urllib.error
 import urllib.request
 
+from ansible_collections.gpuops.gpu_server.plugins.module_utils._json_text import too_deep
+
 PROVIDERS = ('aws', 'gcp', 'azure', 'alibaba', 'tencent')
 
 DEFAULT_BASE_URLS = {
@@ -194,8 +196,6 @@ def detect_provider(dmi):
 # message; _parser() turns it, and the errors of the standard library's readers that bad input can cause, into
 # MalformedResponse.
 
-# A JSON string (possibly unterminated: then it runs to the end) or a bracket; used to measure nesting before parsing.
-_JSON_NESTING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\Z)|[\[\]{}]', re.DOTALL)
 # What the standard library's readers (json, datetime, email.utils) raise on input they cannot read.
 _READER_ERRORS = (ValueError, TypeError, OverflowError, OSError, RecursionError)
 
@@ -248,16 +248,10 @@ def _text(provider, body):
 
 def _load_json(provider, what, text):
     """json.loads(text), refusing documents nested deeper than MAX_JSON_DEPTH before parsing them."""
-    depth = 0
-    for match in _JSON_NESTING.finditer(text):
-        token = match.group()
-        if token in ('[', '{'):
-            depth += 1
-            if depth > MAX_JSON_DEPTH:
-                raise ValueError('%s: %s nests deeper than %d levels (at character %d): %r'
-                                 % (provider, what, MAX_JSON_DEPTH, match.start(), text[:80]))
-        elif token in (']', '}'):
-            depth -= 1
+    pos = too_deep(text, MAX_JSON_DEPTH)
+    if pos is not None:
+        raise ValueError('%s: %s nests deeper than %d levels (at character %d): %r'
+                         % (provider, what, MAX_JSON_DEPTH, pos, text[:80]))
     try:
         return json.loads(text)
     except (ValueError, RecursionError):
