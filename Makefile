@@ -134,6 +134,12 @@ test: host venv ## Everything CI runs
 	$(MAKE) --no-print-directory molecule
 	@echo "all checks passed"
 
+# Not part of `make test`: a QEMU guest under TCG takes 15-25 min here (tests/vm/README.md).
+VM_PLATFORM ?= ubuntu2404
+.PHONY: test-vm-ipv6
+test-vm-ipv6: venv ## Hardening's SSH part in a QEMU guest booted with ipv6.disable=1 (VM_PLATFORM=ubuntu2404|debian12; slow, not in make test)
+	bash tests/vm/ipv6-off.sh $(VM_PLATFORM)
+
 .PHONY: demo
 demo: PLATFORMS := $(PLATFORM)
 demo: host venv image wheels ## Converge site.yml on a local container (gpuops-demo) of PLATFORM (debian12, debian13, ubuntu2204, ubuntu2404)
