@@ -127,12 +127,16 @@ checks: venv ## Every check but Molecule, CHECK_JOBS (2) at a time
 	$(MAKE) --no-print-directory -j $(CHECK_JOBS) --output-sync=target $(CHECKS)
 
 .PHONY: test
-# The test images, the VM image (after the Debian 12 image it derives from) and the wheelhouse (downloads, debootstrap
-# and apt, mostly waiting on the network) are made while the checks run; Molecule follows.
+# The test images and the wheelhouse (downloads, debootstrap and apt, mostly waiting on the network) are made while the
+# checks run; Molecule follows. The scenarios in a booted guest are the heavier tier, `make test-vm`.
 test: host venv ## Everything CI runs
-	$(MAKE) --no-print-directory -j 3 --output-sync=target checks image vm-image wheels
+	$(MAKE) --no-print-directory -j 3 --output-sync=target checks image wheels
 	$(MAKE) --no-print-directory molecule
 	@echo "all checks passed"
+
+.PHONY: test-vm
+test-vm: host venv vm-image ## The scenarios in a booted QEMU guest (storage: mdadm, LUKS, a reboot; 18-35 min, not in make test)
+	MOLECULE_JOBS=1 bash scripts/molecule-all.sh $(shell $(PY) scripts/scenarios.py --vm)
 
 # Not part of `make test`: a QEMU guest under TCG takes 15-25 min here (tests/vm/README.md).
 VM_PLATFORM ?= ubuntu2404
