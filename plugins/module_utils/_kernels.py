@@ -1,0 +1,581 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpuops maintainers
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+"""The kernels a host can boot, the NVIDIA module each one has, and the packages that give each one its module.
+
+Pure functions (the filesystem reads are bounded and never follow a link out of the tree they read), used by the
+module nvidia_kernels. The plan chooses per kernel the way Ubuntu's ``ubuntu-drivers install --gpgpu`` chooses for
+the running one (UbuntuDrivers/detect.py, get_linux_modules_metapackage): Canonical's prebuilt, signed module package
+when the archive has it for that kernel ABI, otherwise DKMS, and the per-flavour metapackage only for a kernel whose
+linux-image metapackage is installed. Unlike ubuntu-drivers it plans for every bootable kernel, not only the running
+one: on an image builder the running kernel is the build host's.
+
+Private to this collection: no compatibility promise to other collections.
+"""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+import errno
+import os
+import re
+import stat
+
+# modinfo of the 580 nvidia.ko prints a few KiB (parm lines and a multi-line signature); anything past this is junk.
+MAX_MODINFO_CHARS = 256 * 1024
+# A field value longer than this is no modinfo value (filename is a path: PATH_MAX is 4096).
+MAX_FIELD_CHARS = 4096
+# The kernel's utsname release holds 64 characters; a longer "release" is not one.
+MAX_RELEASE_CHARS = 64
+# modules.dep of a 6.8 generic kernel is about 1 MiB; modules.builtin far less.
+MAX_MODULES_LIST_BYTES = 32 * 1024 * 1024
+# /etc/os-release is a few hundred bytes.
+MAX_OS_RELEASE_BYTES = 64 * 1024
+# A modprobe.d file is a few lines; one over this size is not the file the role writes.
+MAX_CONFIG_BYTES = 1024 * 1024
+# Entries looked at while searching an extracted initramfs (an Ubuntu 24.04 generic initramfs holds about 3,000).
+MAX_TREE_ENTRIES = 200000
+
+MODINFO_FIELDS = ('filename', 'version', 'vermagic', 'signer', 'sig_key', 'sig_hashalgo', 'name')
+SOURCES = ('auto', 'prebuilt', 'dkms')
+KERNEL_MODULES = ('proprietary', 'open')
+FAMILIES = ('Ubuntu', 'Debian')
+
+_FIELD = re.compile(r'^([a-z_]+):[ \t]*(.*)\Z')
+_PRINTABLE = re.compile(r'^[\x20-\x7e]*\Z')
+# A flavour: lower-case words joined by '-', at least one letter (generic, azure-fde, cloud-amd64, 686-pae).
+_FLAVOUR = r'(?=[a-z0-9-]*[a-z])[a-z0-9]+(?:-[a-z0-9]+)*'
+# Ubuntu 6.8.0-149-generic, 7.0.0-1018-aws; Debian 12 6.1.0-50-amd64, 6.1.0-50-cloud-amd64 (same shape).
+_RELEASE_ABI = re.compile(r'^[0-9]+\.[0-9]+\.[0-9]+-[0-9]+-(' + _FLAVOUR + r')\Z')
+# Debian 13 6.12.57+deb13-amd64, 6.12.57+deb13-cloud-amd64; backports 6.12.12+bpo-amd64.
+_RELEASE_DEB = re.compile(r'^[0-9]+\.[0-9]+(?:\.[0-9]+)?\+(?:deb[0-9]+|bpo)-(' + _FLAVOUR + r')\Z')
+_PACKAGE = re.compile(r'^[a-z0-9][a-z0-9+.-]{0,199}\Z')
+_BRANCH = re.compile(r'^[0-9]{2,5}\Z')
+# A release as a file name: printable ASCII without blank or '/', starting with a letter or digit (not '..').
+_RELEASE_NAME = re.compile(r'^[A-Za-z0-9][\x21-\x2e\x30-\x7e]{0,%d}\Z' % (MAX_RELEASE_CHARS - 1))
+
+
+def _text(value):
+    """str from str or bytes (UTF-8, bad bytes replaced); None for anything else."""
+    if isinstance(value, bytes):
+        return value.decode('utf-8', errors='replace')
+    if isinstance(value, str):
+        return value
+    return None
+
+
+def parse_modinfo(text):
+    """The fields of one ``modinfo`` answer that say which module a kernel has and who signed it.
+
+    Returns a dict with those of ``filename``, ``version``, ``vermagic``, ``signer``, ``sig_key``, ``sig_hashalgo``
+    and ``name`` that were printed with a value of printable ASCII (surrounding blanks removed; modinfo ends
+    ``vermagic`` with a blank); the first value of a field wins. Anything else (other fields, continuation lines of
+    the signature, junk, values with control or non-ASCII characters, values over 4096 characters) is left out.
+    Only the first 256 KiB are read. Never raises: input that is not text gives ``{}``.
+    """
+    text = _text(text)
+    if not text:
+        return {}
+    fields = {}
+    for line in text[:MAX_MODINFO_CHARS].splitlines():
+        m = _FIELD.match(line)
+        if not m or m.group(1) not in MODINFO_FIELDS or m.group(1) in fields:
+            continue
+        value = m.group(2).strip(' \t')
+        if value and len(value) <= MAX_FIELD_CHARS and _PRINTABLE.match(value):
+            fields[m.group(1)] = value
+    return fields
+
+
+def _release_ok(release):
+    return isinstance(release, str) and bool(_RELEASE_NAME.match(release))
+
+
+def kernel_flavour(release):
+    """The flavour a kernel release ends with: ``generic`` (6.8.0-149-generic), ``aws``, ``azure-fde``,
+    ``nvidia-lowlatency``, ``amd64`` (6.1.0-50-amd64, 6.12.57+deb13-amd64), ``cloud-amd64``; '' for anything else.
+
+    This is the release's own suffix. The flavour of the linux-image metapackage that installed it can differ
+    (a 6.11 -generic kernel comes with linux-image-generic-hwe-24.04); the plan takes that one from the metapackage.
+    """
+    if not _release_ok(release):
+        return ''
+    for pattern in (_RELEASE_ABI, _RELEASE_DEB):
+        m = pattern.match(release)
+        if m:
+            return m.group(1)
+    return ''
+
+
+def release_sort_key(release):
+    """A sort key for kernel releases, numbers compared as numbers: ``sorted(releases, key=release_sort_key,
+    reverse=True)`` puts the newest first (7.0.0-1018-aws before 6.8.0-1052-aws, 6.8.0-149 before 6.8.0-31).
+
+    Never raises; a value that is not a release sorts by its text, before every release.
+    """
+    if not _release_ok(release):
+        return ((-1, 0, str(release)),)
+    # Digit runs are at most 64 characters long here, far from Python's limit on converting long digit strings.
+    return tuple((1, int(tok), '') if tok.isdigit() else (0, 0, tok)
+                 for tok in re.findall(r'[0-9]+|[^0-9]+', release))
+
+
+def newest_first(releases):
+    return sorted(releases, key=release_sort_key, reverse=True)
+
+
+def _join(root, path):
+    return os.path.join(root or '/', path.lstrip('/'))
+
+
+def resolve_in_root(root, path, hops=8):
+    """``path`` (already under ``root``) with links to absolute targets taken as relative to ``root``, so that a
+    Ubuntu ``build -> /usr/src/linux-headers-...`` link in an image mounted at ``root`` resolves inside the image.
+    Only the last component is followed; ``hops`` bounds a loop."""
+    for _i in range(hops):
+        if not os.path.islink(path):
+            return path
+        try:
+            target = os.readlink(path)
+        except OSError:
+            return path
+        path = _join(root, target) if os.path.isabs(target) else os.path.join(os.path.dirname(path), target)
+    return path
+
+
+def modules_dir(root, release):
+    """``<root>/lib/modules/<release>`` (or ``<root>/usr/lib/modules/<release>`` on a tree without /lib) when it is a
+    directory, else None."""
+    if not _release_ok(release):
+        return None
+    for base in ('lib/modules', 'usr/lib/modules'):
+        path = resolve_in_root(root, _join(root, os.path.join(base, release)))
+        if os.path.isdir(path):
+            return path
+    return None
+
+
+def bootable_kernels(root='/'):
+    """The kernels the tree at ``root`` can boot, newest first: every ``<root>/boot/vmlinuz-<release>`` (a file)
+    whose ``<root>/lib/modules/<release>`` directory exists.
+
+    In a container the running kernel is the Docker host's: it has no /lib/modules directory there and is not
+    listed. Names with blanks, control or non-ASCII characters are not kernels. Never raises; an unreadable /boot
+    gives [].
+    """
+    boot = _join(root, 'boot')
+    try:
+        names = os.listdir(boot)
+    except OSError:
+        return []
+    releases = []
+    for name in names:
+        if not name.startswith('vmlinuz-'):
+            continue
+        release = name[len('vmlinuz-'):]
+        if not _release_ok(release):
+            continue
+        if os.path.isfile(resolve_in_root(root, os.path.join(boot, name))) and modules_dir(root, release):
+            releases.append(release)
+    return newest_first(releases)
+
+
+def headers_installed(root, release):
+    """Whether ``<root>/lib/modules/<release>/build`` exists: what DKMS builds against."""
+    mdir = modules_dir(root, release)
+    return bool(mdir) and os.path.isdir(resolve_in_root(root, os.path.join(mdir, 'build')))
+
+
+def read_bounded(path, max_bytes):
+    """The bytes of the regular file ``path``, not following a link at its last component.
+
+    Returns ``(data, reason)``: data None and a reason when the file is missing (reason None then), not a regular
+    file, unreadable or larger than ``max_bytes``.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, 'O_NOFOLLOW', 0) | getattr(os, 'O_NONBLOCK', 0))
+    except OSError as e:
+        if e.errno == errno.ENOENT:
+            return None, None
+        return None, '%s cannot be read: %s' % (path, e.strerror or e)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None, '%s is not a regular file' % path
+        chunks, size = [], 0
+        while size <= max_bytes:
+            chunk = os.read(fd, min(65536, max_bytes + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > max_bytes:
+            return None, '%s is larger than %d bytes' % (path, max_bytes)
+        return b''.join(chunks), None
+    except OSError as e:
+        return None, '%s cannot be read: %s' % (path, e.strerror or e)
+    finally:
+        os.close(fd)
+
+
+def _module_key(name):
+    # The kernel takes '-' and '_' in module names as the same character.
+    return name.replace('-', '_')
+
+
+def listed_modules(text):
+    """The module names (``_`` for ``-``) listed in a ``modules.dep`` or ``modules.builtin`` text: the file name of
+    the first field, without ``.ko`` and a compression suffix (``.xz``, ``.zst``, ``.gz``)."""
+    text = _text(text) or ''
+    names = set()
+    for line in text.splitlines():
+        path = line.split(':', 1)[0].strip()
+        base = path.rsplit('/', 1)[-1]
+        m = re.match(r'^([A-Za-z0-9_-]+)\.ko(?:\.(?:xz|zst|gz))?\Z', base)
+        if m:
+            names.add(_module_key(m.group(1)))
+    return names
+
+
+def module_listed(root, release, name):
+    """Whether kernel ``release`` has module ``name`` (built as a file or built in), from its ``modules.dep`` and
+    ``modules.builtin``: True, False, or None when neither file could be read (the caller then asks modinfo).
+
+    nova_core, the upstream driver for GSP-based NVIDIA GPUs, is in kernels from 6.15 on (Ubuntu 26.04's 7.0
+    kernels, noble's 7.0 HWE and cloud kernels); a 6.8 kernel answers False.
+    """
+    mdir = modules_dir(root, release)
+    if not mdir:
+        return None
+    names, read_any = set(), False
+    for listing in ('modules.dep', 'modules.builtin'):
+        data, _reason = read_bounded(os.path.join(mdir, listing), MAX_MODULES_LIST_BYTES)
+        if data is not None:
+            read_any = True
+            names |= listed_modules(data)
+    if not read_any:
+        return None
+    return _module_key(name) in names
+
+
+def os_family(text):
+    """'Ubuntu' or 'Debian' from the text of /etc/os-release (ID, then ID_LIKE: Linux Mint and Pop!_OS are Ubuntu,
+    Raspberry Pi OS is Debian), '' for anything else."""
+    text = _text(text) or ''
+    values = {}
+    for line in text[:MAX_OS_RELEASE_BYTES].splitlines():
+        m = re.match(r'^(ID|ID_LIKE)=(.*)\Z', line.strip())
+        if m:
+            values[m.group(1)] = m.group(2).strip().strip('"\'').lower().split()
+    for key in ('ID', 'ID_LIKE'):
+        words = values.get(key, [])
+        for word, family in (('ubuntu', 'Ubuntu'), ('debian', 'Debian')):
+            if word in words:
+                return family
+    return ''
+
+
+def package_names(text):
+    """The package names in ``apt-cache pkgnames`` output, as a set. Without ``--all-names`` apt-cache lists the
+    packages that have a version in the cache, not names that are only provided; a line that is no package name
+    is skipped."""
+    text = _text(text) or ''
+    return set(line.strip() for line in text.splitlines() if _PACKAGE.match(line.strip()))
+
+
+def _dep_names(depends):
+    names = set()
+    for clause in depends.split(','):
+        for alternative in clause.split('|'):
+            word = alternative.strip().split(' ', 1)[0].split('(', 1)[0].split(':', 1)[0]
+            if word:
+                names.add(word)
+    return names
+
+
+def _is_per_release_image(name):
+    # linux-image-6.8.0-149-generic, linux-image-unsigned-6.8.0-149-generic, linux-image-uc-...: one kernel each.
+    return bool(re.match(r'^linux-image-(?:unsigned-|uc-)?[0-9]', name))
+
+
+def image_metapackages(text, releases):
+    """``{release: metapackage}`` for the installed linux-image metapackages in the output of
+    ``dpkg-query -W -f '${Package}\\t${Status}\\t${Depends}\\n' 'linux-image-*'``.
+
+    A metapackage is a ``linux-image-<flavour>`` package (linux-image-generic, linux-image-aws,
+    linux-image-generic-hwe-24.04, Debian's linux-image-cloud-amd64) whose Depends name ``linux-image-<release>``
+    (or the unsigned variant); the per-release packages themselves are not metapackages. When several depend on the
+    same kernel (linux-image-virtual and linux-image-generic both name a -generic kernel) the one named after the
+    kernel's own flavour wins, else the first by name.
+    """
+    text = _text(text) or ''
+    wanted = set(r for r in releases if _release_ok(r))
+    candidates = {}
+    for line in text.splitlines():
+        parts = line.split('\t')
+        if len(parts) < 3:
+            continue
+        name, status, depends = parts[0].strip(), parts[1].split(), parts[2]
+        if not name.startswith('linux-image-') or not _PACKAGE.match(name) or _is_per_release_image(name):
+            continue
+        if len(status) != 3 or status[2] != 'installed':
+            continue
+        deps = _dep_names(depends)
+        for release in wanted:
+            if 'linux-image-' + release in deps or 'linux-image-unsigned-' + release in deps:
+                candidates.setdefault(release, set()).add(name)
+    chosen = {}
+    for release, names in candidates.items():
+        own = 'linux-image-' + kernel_flavour(release)
+        chosen[release] = own if own in names else sorted(names)[0]
+    return chosen
+
+
+def extracted_copies(tree, basename):
+    """The regular files ``<anything>/etc/modprobe.d/<basename>`` under the extracted initramfs ``tree``
+    (unmkinitramfs puts the archives in early/, early2/, main/ or at the top). Links are neither followed nor taken:
+    an image cannot point the comparison at a file outside it. At most 200,000 entries are looked at."""
+    found, seen = [], 0
+    for dirpath, dirnames, filenames in os.walk(tree):
+        seen += len(dirnames) + len(filenames)
+        if seen > MAX_TREE_ENTRIES:
+            break
+        dirnames.sort()
+        if basename in filenames and os.path.basename(dirpath) == 'modprobe.d' and \
+                os.path.basename(os.path.dirname(dirpath)) == 'etc':
+            path = os.path.join(dirpath, basename)
+            if stat.S_ISREG(os.lstat(path).st_mode):
+                found.append(path)
+    return sorted(found)
+
+
+def blacklist_state(tree, basename, on_disk):
+    """Whether the extracted initramfs ``tree`` carries ``etc/modprobe.d/<basename>`` with the bytes ``on_disk``
+    (None: the file is not on disk). Returns ``(state, reason)``: ``current`` (every copy has those bytes),
+    ``stale`` (a copy differs, or the file is gone from disk), ``missing`` (no copy), ``unreadable``."""
+    copies = extracted_copies(tree, basename)
+    if not copies:
+        why = 'the initramfs has no etc/modprobe.d/%s' % basename
+        if on_disk is None:
+            why += ', and the file does not exist on disk either'
+        return 'missing', why
+    for path in copies:
+        data, reason = read_bounded(path, MAX_CONFIG_BYTES)
+        if data is None:
+            return 'unreadable', reason or '%s vanished while it was read' % path
+        if on_disk is None:
+            return 'stale', ('the initramfs carries etc/modprobe.d/%s (%s), which no longer exists on disk'
+                             % (basename, os.path.relpath(path, tree)))
+        if data != on_disk:
+            return 'stale', ('etc/modprobe.d/%s in the initramfs (%s) differs from the file on disk'
+                             % (basename, os.path.relpath(path, tree)))
+    return 'current', 'the initramfs carries etc/modprobe.d/%s with the same bytes as on disk' % basename
+
+
+# The plan
+
+
+def _refusal(kernel, message, fix):
+    return {'kernel': kernel, 'message': message, 'fix': fix}
+
+
+def _variant(kernel_module):
+    return '-open' if kernel_module == 'open' else ''
+
+
+def default_dkms_package(family, branch, kernel_module):
+    """Ubuntu nvidia-dkms-<branch>-server[-open]; Debian the main branch's nvidia-kernel-dkms or
+    nvidia-open-kernel-dkms (a caller on a tesla-<branch> package passes its name)."""
+    if family == 'Debian':
+        return 'nvidia-open-kernel-dkms' if kernel_module == 'open' else 'nvidia-kernel-dkms'
+    return 'nvidia-dkms-%s-server%s' % (branch, _variant(kernel_module))
+
+
+def prebuilt_variants(known_packages, release):
+    """What the archive has prebuilt for kernel ``release``: ``[(branch, 'server' or '', 'open' or '')]``, newest
+    branch first, from package names ``linux-modules-nvidia-<branch>[-server][-open]-<release>``."""
+    pattern = re.compile(r'^linux-modules-nvidia-([0-9]+)(-server)?(-open)?-' + re.escape(release) + r'\Z')
+    found = set()
+    for name in known_packages:
+        m = pattern.match(name) if isinstance(name, str) else None
+        if m:
+            found.add((m.group(1), 'server' if m.group(2) else '', 'open' if m.group(3) else ''))
+    return sorted(found, key=lambda v: (-int(v[0]), v[1], v[2]))
+
+
+def _variant_name(variant):
+    return '-'.join(p for p in variant if p)
+
+
+def check_plan_arguments(family, branch, kernel_module, source, dkms_package):
+    if not isinstance(branch, str) or not _BRANCH.match(branch):
+        raise ValueError('branch must be a driver branch number such as 580, got %r' % (branch,))
+    if kernel_module not in KERNEL_MODULES:
+        raise ValueError('kernel_module must be one of %s, got %r' % (', '.join(KERNEL_MODULES), kernel_module))
+    if source not in SOURCES:
+        raise ValueError('source must be one of %s, got %r' % (', '.join(SOURCES), source))
+    if dkms_package and not _PACKAGE.match(dkms_package):
+        raise ValueError('dkms_package must be a package name, got %r' % (dkms_package,))
+    if not isinstance(family, str):
+        raise ValueError('family must be a string, got %r' % (family,))
+
+
+def plan(kernels, family, branch, kernel_module, source, known_packages, image_metapackages=None,
+         dkms_package=''):
+    """The packages that give every kernel in ``kernels`` an NVIDIA module of ``branch``.
+
+    ``kernels``: dicts ``{release, running, headers_installed}``; ``family``: 'Ubuntu' or 'Debian'; ``branch``: the
+    driver branch ('580'); ``kernel_module``: 'proprietary' or 'open'; ``source``: 'auto', 'prebuilt' or 'dkms';
+    ``known_packages``: the names apt knows (``apt-cache pkgnames``); ``image_metapackages``: release -> the
+    installed linux-image metapackage of that kernel; ``dkms_package``: the DKMS package to use ('' for the default
+    of the family: Ubuntu nvidia-dkms-<branch>-server[-open], Debian nvidia-kernel-dkms or nvidia-open-kernel-dkms).
+
+    Returns ``{kernels, packages, metapackages, dkms_package, refusals}``: per kernel that can have a module, its
+    source ('prebuilt' or 'dkms'), packages and why (one sentence naming the package that decided); the sorted union
+    of those packages; the flavour metapackages that give FUTURE kernels their module or headers; the DKMS package
+    when a kernel needs it, else ''; and per kernel that cannot, a refusal ``{kernel, message, fix}`` in plain ASCII
+    naming the kernel and the variable to change. A refused kernel is not in ``kernels``. Raises ValueError for an
+    argument no caller should pass (a branch that is not a number, an unknown source).
+    """
+    check_plan_arguments(family, branch, kernel_module, source, dkms_package)
+    known = frozenset(known_packages or ())
+    metas = dict(image_metapackages or {})
+    variant = _variant(kernel_module)
+    dkms = dkms_package or default_dkms_package(family, branch, kernel_module)
+    result = {'kernels': [], 'packages': [], 'metapackages': [], 'dkms_package': '', 'refusals': []}
+    if family not in FAMILIES:
+        result['refusals'].append(_refusal(
+            '', 'The distribution family is %r: the NVIDIA kernel module plan knows Ubuntu and Debian only.'
+                % (family or 'unknown'),
+            'Run the nvidia_driver role on Ubuntu or Debian hosts only.'))
+        return result
+    if not kernels:
+        result['refusals'].append(_refusal(
+            '', 'There is no bootable kernel to put the NVIDIA module into (no /boot/vmlinuz-<release> with its '
+                '/lib/modules/<release> directory).',
+            'Install a kernel (apt-get install linux-image-<flavour>) before the nvidia_driver role, or name the '
+            'kernels to build for in nvidia_driver_kernels.'))
+        return result
+    packages, metapackages = set(), set()
+    for kernel in kernels:
+        release = kernel.get('release') if isinstance(kernel, dict) else None
+        if not _release_ok(release):
+            raise ValueError('kernel release %r is not a kernel release' % (release,))
+        meta = metas.get(release) or ''
+        meta_flavour = meta[len('linux-image-'):] if meta.startswith('linux-image-') else ''
+        ctx = dict(release=release, branch=branch, variant=variant, meta=meta, meta_flavour=meta_flavour,
+                   flavour=kernel_flavour(release) or 'unknown', dkms=dkms, source=source,
+                   headers='linux-headers-' + release, kernel_module=kernel_module)
+        if family == 'Ubuntu':
+            entry, refusal, future = _plan_ubuntu(kernel, ctx, known)
+        else:
+            entry, refusal, future = _plan_debian(kernel, ctx, known)
+        if refusal:
+            result['refusals'].append(refusal)
+            continue
+        result['kernels'].append(entry)
+        packages.update(entry['packages'])
+        if future:
+            metapackages.add(future)
+        if entry['source'] == 'dkms':
+            result['dkms_package'] = dkms
+    result['packages'] = sorted(packages)
+    result['metapackages'] = sorted(metapackages)
+    return result
+
+
+def _plan_ubuntu(kernel, ctx, known):
+    abi = 'linux-modules-nvidia-%(branch)s-server%(variant)s-%(release)s' % ctx
+    if ctx['source'] != 'dkms' and abi in known:
+        why = '%s is in the archive: Canonical\'s prebuilt module for kernel %s, signed by Canonical' % (
+            abi, ctx['release'])
+        future = ''
+        if ctx['meta_flavour']:
+            flavour_meta = 'linux-modules-nvidia-%(branch)s-server%(variant)s-%(meta_flavour)s' % ctx
+            if flavour_meta in known:
+                future = flavour_meta
+                why += ('; %s follows the installed %s, so future %s kernels get their module too (the '
+                        'ubuntu-drivers rule)' % (flavour_meta, ctx['meta'], ctx['meta_flavour']))
+            else:
+                why += '; the archive has no %s, so future %s kernels are not covered' % (
+                    flavour_meta, ctx['meta_flavour'])
+        else:
+            why += ('; no linux-image metapackage of this kernel is installed, so no modules metapackage follows '
+                    'future kernels (as ubuntu-drivers)')
+        return {'release': ctx['release'], 'source': 'prebuilt', 'packages': [abi], 'why': why + '.'}, None, future
+    if ctx['source'] == 'prebuilt':
+        return None, _prebuilt_refusal(ctx, abi, known), ''
+    if ctx['source'] == 'dkms':
+        reason = 'nvidia_driver_module_source is dkms'
+    else:
+        reason = '%s is not in the archive' % abi
+    return _plan_dkms(kernel, ctx, known, reason)
+
+
+def _prebuilt_refusal(ctx, abi, known):
+    variants = prebuilt_variants(known, ctx['release'])
+    wanted = ('server', 'open' if ctx['kernel_module'] == 'open' else '')
+    usable = [v[0] for v in variants if (v[1], v[2]) == wanted and v[0] != ctx['branch']]
+    other_kind = [v for v in variants if v[0] == ctx['branch'] and v[1] == 'server' and (v[1], v[2]) != wanted]
+    message = ('Kernel %s (flavour %s) has no prebuilt NVIDIA %s module: %s is not in the archive' % (
+        ctx['release'], ctx['flavour'], ctx['branch'], abi))
+    if variants:
+        message += '; the archive has prebuilt modules for it from %s.' % ', '.join(_variant_name(v) for v in variants)
+    else:
+        message += ', and no other branch has a prebuilt module for it either.'
+    fixes = []
+    if usable:
+        fixes.append('set nvidia_driver_branch to one of %s' % ', '.join(usable))
+    if other_kind:
+        fixes.append('set nvidia_driver_kernel_module to %s' % (
+            'proprietary' if ctx['kernel_module'] == 'open' else 'open'))
+    fixes.append('set nvidia_driver_module_source to dkms (or auto) to build the module with %s' % ctx['dkms'])
+    fix = ', or '.join(fixes)
+    return _refusal(ctx['release'], message, fix[0].upper() + fix[1:] + '.')
+
+
+def _plan_dkms(kernel, ctx, known, reason):
+    headers = ctx['headers']
+    have_headers = bool(kernel.get('headers_installed'))
+    if headers not in known and not have_headers:
+        return None, _refusal(
+            ctx['release'],
+            'Headers for kernel %s are not in the archive any more (%s) and are not installed, so DKMS cannot '
+            'build the NVIDIA module for it (%s).' % (ctx['release'], headers, reason),
+            'Install a kernel whose headers the archive has (apt-get install linux-image-%s linux-headers-%s) and '
+            'remove kernel %s (apt-get purge linux-image-%s), or leave kernel %s out of nvidia_driver_kernels. '
+            'If apt\'s package lists are old, update them (apt-get update) first.' % (
+                ctx['meta_flavour'] or ctx['flavour'], ctx['meta_flavour'] or ctx['flavour'], ctx['release'],
+                ctx['release'], ctx['release'])), ''
+    packages = [ctx['dkms']]
+    if headers in known:
+        packages.append(headers)
+        built_on = headers
+    else:
+        built_on = 'the installed headers of kernel %s' % ctx['release']
+    why = '%s, so %s builds the module against %s' % (reason, ctx['dkms'], built_on)
+    future = ''
+    if ctx['meta_flavour']:
+        headers_meta = 'linux-headers-' + ctx['meta_flavour']
+        if headers_meta in known:
+            future = headers_meta
+            why += '; %s follows the installed %s, so future kernels get headers to build against' % (
+                headers_meta, ctx['meta'])
+        else:
+            why += '; the archive has no %s, so future %s kernels get no headers' % (headers_meta, ctx['meta_flavour'])
+    else:
+        why += '; no linux-image metapackage of this kernel is installed, so no headers metapackage is added'
+    return {'release': ctx['release'], 'source': 'dkms', 'packages': packages, 'why': why + '.'}, None, future
+
+
+def _plan_debian(kernel, ctx, known):
+    if ctx['source'] == 'prebuilt':
+        return None, _refusal(
+            ctx['release'],
+            'Kernel %s: Debian ships no prebuilt NVIDIA kernel modules, so nvidia_driver_module_source=prebuilt '
+            'cannot be met.' % ctx['release'],
+            'Set nvidia_driver_module_source to auto or dkms (the module is then built with %s).' % ctx['dkms']), ''
+    reason = ('nvidia_driver_module_source is dkms' if ctx['source'] == 'dkms'
+              else 'Debian ships no prebuilt NVIDIA modules')
+    return _plan_dkms(kernel, ctx, known, reason)

@@ -1,0 +1,478 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpuops maintainers
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+"""_kernels: modinfo text, kernel releases and flavours, bootable kernels, initramfs copies, and the plan."""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+import os
+
+import pytest
+
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _kernels as k
+
+# Measured 2026-12-03 in an Ubuntu 24.04 container after apt-get install linux-image-6.8.0-149-generic
+# nvidia-headless-no-dkms-580-server nvidia-utils-580-server linux-modules-nvidia-580-server-6.8.0-149-generic:
+# modinfo -k 6.8.0-149-generic nvidia (the lines this module reads, among others; vermagic ends with a blank).
+MODINFO_580_NOBLE = (
+    'filename:       /lib/modules/6.8.0-149-generic/kernel/nvidia-580srv/nvidia.ko\n'
+    'import_ns:      DMA_BUF\n'
+    'alias:          char-major-195-*\n'
+    'version:        580.178.04\n'
+    'supported:      external\n'
+    'license:        Dual MIT/GPL\n'
+    'srcversion:     0123456789ABCDEF0123456\n'
+    'depends:        \n'
+    'retpoline:      Y\n'
+    'name:           nvidia\n'
+    'vermagic:       6.8.0-149-generic SMP preempt mod_unload modversions \n'
+    'sig_id:         PKCS#7\n'
+    'signer:         Canonical Ltd. Kernel Module Signing\n'
+    'sig_key:        E9:DF:13:0F:92:92:A9:B7\n'
+    'sig_hashalgo:   sha512\n'
+    'signature:      30:45:02:21:00:A1:B2:C3:D4:E5:F6:07:18:29:3A:4B:5C:6D:7E:8F:\n'
+    '\t\t90:A1:B2:C3:D4:E5:F6:07:18:29:3A:4B:5C:6D:7E:8F\n'
+    'parm:           NvSwitchRegDwords:NvSwitch regkey (charp)\n'
+    'parm:           NVreg_OpenRmEnableUnsupportedGpus:int\n'
+)
+
+
+def test_parse_modinfo_of_the_noble_580_module():
+    assert k.parse_modinfo(MODINFO_580_NOBLE) == {
+        'filename': '/lib/modules/6.8.0-149-generic/kernel/nvidia-580srv/nvidia.ko',
+        'version': '580.178.04',
+        'vermagic': '6.8.0-149-generic SMP preempt mod_unload modversions',
+        'signer': 'Canonical Ltd. Kernel Module Signing',
+        'sig_key': 'E9:DF:13:0F:92:92:A9:B7',
+        'sig_hashalgo': 'sha512',
+        'name': 'nvidia',
+    }
+
+
+def test_parse_modinfo_of_an_unsigned_dkms_module_has_no_signer():
+    text = ('filename:       /lib/modules/6.1.0-50-amd64/updates/dkms/nvidia-current.ko\n'
+            'version:        535.247.01\nvermagic:       6.1.0-50-amd64 SMP preempt mod_unload modversions \n')
+    assert k.parse_modinfo(text) == {
+        'filename': '/lib/modules/6.1.0-50-amd64/updates/dkms/nvidia-current.ko', 'version': '535.247.01',
+        'vermagic': '6.1.0-50-amd64 SMP preempt mod_unload modversions'}
+
+
+@pytest.mark.parametrize('junk', [
+    None, 42, b'', '', [], {'filename': 'x'},
+    'modinfo: ERROR: Module nova_core not found.\n',
+    '\x00\xff' * 1000,
+    b'filename:       /lib/modules/\xff\xfe/nvidia.ko\n',
+    'filename:' + 'A' * (k.MAX_FIELD_CHARS + 1) + '\n',
+    'version: 580.1\x1b[31m\n',
+    'version: 580\u202e.1\n',
+    'signer:\n',
+    ':::\n\n\n',
+])
+def test_parse_modinfo_never_raises_and_keeps_only_clean_values(junk):
+    fields = k.parse_modinfo(junk)
+    assert fields == {}
+
+
+def test_parse_modinfo_keeps_the_valid_fields_of_a_mixed_answer_and_the_first_of_each():
+    text = ('version: 580.1\x07\nversion: 580.178.04\nfilename: /a.ko\nfilename: /b.ko\n'
+            'NVRM: junk line\nvermagic:\t6.8.0-149-generic SMP\n')
+    assert k.parse_modinfo(text) == {'version': '580.178.04', 'filename': '/a.ko',
+                                     'vermagic': '6.8.0-149-generic SMP'}
+
+
+def test_parse_modinfo_reads_only_a_bounded_prefix():
+    text = 'parm: x\n' * (k.MAX_MODINFO_CHARS // 8 + 10) + 'version: 580.178.04\n'
+    assert k.parse_modinfo(text) == {}
+
+
+@pytest.mark.parametrize('release,flavour', [
+    ('6.8.0-149-generic', 'generic'),
+    ('6.8.0-1052-aws', 'aws'),
+    ('7.0.0-1018-aws', 'aws'),
+    ('6.8.0-1046-azure-fde', 'azure-fde'),
+    ('6.8.0-1047-nvidia-lowlatency', 'nvidia-lowlatency'),
+    ('6.1.0-50-amd64', 'amd64'),
+    ('6.1.0-50-cloud-amd64', 'cloud-amd64'),
+    ('6.12.57+deb13-amd64', 'amd64'),
+    ('6.12.57+deb13-cloud-amd64', 'cloud-amd64'),
+    ('6.1.0-50-686-pae', '686-pae'),
+    # Not a kernel release of either distribution:
+    ('6.8.0-149-123', ''), ('6.8.0', ''), ('generic', ''), ('', ''), ('6.8.0-149-Generic', ''),
+    ('6.8.0-149-generic\n', ''), ('6.8.0-149-gen eric', ''), ('6.8.0-149-' + 'a' * 80, ''), (None, ''), (6.8, ''),
+])
+def test_kernel_flavour(release, flavour):
+    assert k.kernel_flavour(release) == flavour
+
+
+def test_release_sort_key_newest_first():
+    releases = ['6.8.0-31-generic', '6.8.0-149-generic', '7.0.0-1018-aws', '6.8.0-1052-aws', 'not-a-release',
+                '6.12.57+deb13-amd64', '6.1.0-50-amd64']
+    assert k.newest_first(releases) == [
+        '7.0.0-1018-aws', '6.12.57+deb13-amd64', '6.8.0-1052-aws', '6.8.0-149-generic', '6.8.0-31-generic',
+        '6.1.0-50-amd64', 'not-a-release']
+
+
+@pytest.mark.parametrize('junk', [None, 7, '', 'x' * 100, '9' * 5000, '\n'])
+def test_release_sort_key_never_raises(junk):
+    assert sorted(['6.8.0-149-generic', junk], key=k.release_sort_key)[-1] == '6.8.0-149-generic'
+
+
+def make_kernel(root, release, modules_dir=True, vmlinuz=True):
+    boot = root / 'boot'
+    boot.mkdir(exist_ok=True)
+    if vmlinuz:
+        (boot / ('vmlinuz-' + release)).write_bytes(b'kernel')
+    if modules_dir:
+        (root / 'lib' / 'modules' / release).mkdir(parents=True)
+
+
+def test_bootable_kernels(tmp_path):
+    make_kernel(tmp_path, '6.8.0-149-generic')
+    make_kernel(tmp_path, '7.0.0-1018-aws')
+    make_kernel(tmp_path, '6.8.0-1052-aws', modules_dir=False)       # the container's host kernel: no modules
+    make_kernel(tmp_path, '6.8.0-31-generic', vmlinuz=False)         # modules left behind by a removed kernel
+    (tmp_path / 'boot' / 'vmlinuz').symlink_to('vmlinuz-6.8.0-149-generic')
+    (tmp_path / 'boot' / 'vmlinuz.old').write_bytes(b'')
+    (tmp_path / 'boot' / 'vmlinuz-bad name').write_bytes(b'')
+    (tmp_path / 'lib' / 'modules' / 'bad name').mkdir()
+    assert k.bootable_kernels(str(tmp_path)) == ['7.0.0-1018-aws', '6.8.0-149-generic']
+
+
+def test_bootable_kernels_of_a_merged_usr_tree_and_an_empty_one(tmp_path):
+    (tmp_path / 'usr' / 'lib' / 'modules' / '6.12.57+deb13-cloud-amd64').mkdir(parents=True)
+    (tmp_path / 'lib').symlink_to('usr/lib')
+    (tmp_path / 'boot').mkdir()
+    (tmp_path / 'boot' / 'vmlinuz-6.12.57+deb13-cloud-amd64').write_bytes(b'')
+    assert k.bootable_kernels(str(tmp_path)) == ['6.12.57+deb13-cloud-amd64']
+    assert k.bootable_kernels(str(tmp_path / 'nothing')) == []
+
+
+def test_headers_follow_an_absolute_link_inside_the_root(tmp_path):
+    make_kernel(tmp_path, '6.8.0-149-generic')
+    make_kernel(tmp_path, '6.8.0-150-generic')
+    (tmp_path / 'usr' / 'src' / 'linux-headers-6.8.0-149-generic').mkdir(parents=True)
+    (tmp_path / 'lib/modules/6.8.0-149-generic/build').symlink_to('/usr/src/linux-headers-6.8.0-149-generic')
+    (tmp_path / 'lib/modules/6.8.0-150-generic/build').symlink_to('/usr/src/linux-headers-6.8.0-150-generic')
+    assert k.headers_installed(str(tmp_path), '6.8.0-149-generic') is True
+    assert k.headers_installed(str(tmp_path), '6.8.0-150-generic') is False   # a dangling link is no headers
+
+
+def test_module_listed_from_modules_dep_and_builtin(tmp_path):
+    make_kernel(tmp_path, '7.0.0-1018-aws')
+    make_kernel(tmp_path, '6.8.0-149-generic')
+    make_kernel(tmp_path, '6.8.0-150-generic')
+    (tmp_path / 'lib/modules/7.0.0-1018-aws/modules.dep').write_text(
+        'kernel/drivers/gpu/nova-core/nova_core.ko.zst: kernel/drivers/gpu/drm/drm.ko.zst\n')
+    (tmp_path / 'lib/modules/6.8.0-149-generic/modules.dep').write_text(
+        'kernel/drivers/gpu/drm/nouveau/nouveau.ko.zst: kernel/drivers/gpu/drm/drm.ko.zst\n'
+        'kernel/nvidia-580srv/nvidia.ko:\n')
+    (tmp_path / 'lib/modules/6.8.0-149-generic/modules.builtin').write_text('kernel/drivers/nova_core_x.ko\n')
+    assert k.module_listed(str(tmp_path), '7.0.0-1018-aws', 'nova_core') is True
+    assert k.module_listed(str(tmp_path), '7.0.0-1018-aws', 'nova-core') is True
+    assert k.module_listed(str(tmp_path), '6.8.0-149-generic', 'nova_core') is False
+    assert k.module_listed(str(tmp_path), '6.8.0-149-generic', 'nvidia') is True
+    assert k.module_listed(str(tmp_path), '6.8.0-150-generic', 'nova_core') is None    # nothing to read
+    assert k.module_listed(str(tmp_path), '5.0.0-1-generic', 'nova_core') is None
+
+
+def test_read_bounded_refuses_links_fifos_and_big_files(tmp_path):
+    (tmp_path / 'big').write_bytes(b'x' * 11)
+    (tmp_path / 'link').symlink_to(tmp_path / 'big')
+    os.mkfifo(str(tmp_path / 'fifo'))
+    assert k.read_bounded(str(tmp_path / 'big'), 11) == (b'x' * 11, None)
+    assert k.read_bounded(str(tmp_path / 'big'), 10)[0] is None
+    assert k.read_bounded(str(tmp_path / 'link'), 100)[0] is None
+    assert k.read_bounded(str(tmp_path / 'fifo'), 100) == (None, '%s is not a regular file' % (tmp_path / 'fifo'))
+    assert k.read_bounded(str(tmp_path / 'none'), 100) == (None, None)
+
+
+@pytest.mark.parametrize('text,family', [
+    ('NAME="Ubuntu"\nID=ubuntu\nID_LIKE=debian\nVERSION_ID="24.04"\n', 'Ubuntu'),
+    ('PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nID=debian\n', 'Debian'),
+    ('ID=linuxmint\nID_LIKE="ubuntu debian"\n', 'Ubuntu'),
+    ('ID=raspbian\nID_LIKE=debian\n', 'Debian'),
+    ('ID="rocky"\nID_LIKE="rhel centos fedora"\n', ''),
+    ('', ''), (None, ''), (b'\xff\xfeID=ubuntu', ''),
+])
+def test_os_family(text, family):
+    assert k.os_family(text) == family
+
+
+def test_package_names_skip_junk():
+    assert k.package_names('linux-modules-nvidia-580-server-generic\nNot A Package\n\x1b[0m\nnvidia-dkms-580-server\n') \
+        == {'linux-modules-nvidia-580-server-generic', 'nvidia-dkms-580-server'}
+
+
+DPKG_QUERY_NOBLE = (
+    'linux-image-6.8.0-149-generic\tinstall ok installed\tlinux-modules-6.8.0-149-generic\n'
+    'linux-image-6.8.0-1052-aws\tinstall ok installed\tlinux-modules-6.8.0-1052-aws\n'
+    'linux-image-generic\tinstall ok installed\tlinux-image-6.8.0-149-generic, linux-firmware, '
+    'intel-microcode [amd64], amd64-microcode [amd64]\n'
+    'linux-image-virtual\tinstall ok installed\tlinux-image-6.8.0-149-generic (= 6.8.0-149.149)\n'
+    'linux-image-aws\tdeinstall ok config-files\tlinux-image-6.8.0-1052-aws (= 6.8.0-1052.55)\n'
+    'linux-image-unsigned-6.8.0-1046-azure-fde\tinstall ok installed\t\n'
+    'linux-image-azure-fde\tinstall ok installed\tlinux-image-unsigned-6.8.0-1046-azure-fde (= 6.8.0-1046.52) | '
+    'linux-image-6.8.0-1046-azure-fde\n'
+    'junk line without tabs\n'
+)
+
+
+def test_image_metapackages():
+    releases = ['6.8.0-149-generic', '6.8.0-1052-aws', '6.8.0-1046-azure-fde', '7.0.0-1018-aws']
+    assert k.image_metapackages(DPKG_QUERY_NOBLE, releases) == {
+        '6.8.0-149-generic': 'linux-image-generic',            # generic wins over virtual: the kernel's own flavour
+        '6.8.0-1046-azure-fde': 'linux-image-azure-fde',       # through the unsigned alternative
+    }                                                           # linux-image-aws is removed: no metapackage
+
+
+def test_image_metapackages_debian_cloud():
+    text = ('linux-image-6.1.0-50-cloud-amd64\tinstall ok installed\tkmod, linux-base (>= 4.3~)\n'
+            'linux-image-cloud-amd64\tinstall ok installed\tlinux-image-6.1.0-50-cloud-amd64 (= 6.1.148-1)\n')
+    assert k.image_metapackages(text, ['6.1.0-50-cloud-amd64']) == {'6.1.0-50-cloud-amd64': 'linux-image-cloud-amd64'}
+    assert k.image_metapackages(None, ['6.1.0-50-cloud-amd64']) == {}
+
+
+def make_tree(root, files):
+    for rel, data in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    return str(root)
+
+
+BLACKLIST = b'blacklist nouveau\noptions nouveau modeset=0\n'
+NAME = 'gpuops-blacklist-nouveau.conf'
+
+
+def test_blacklist_state_current_in_main_archive(tmp_path):
+    tree = make_tree(tmp_path, {'early/kernel/x86/microcode/AuthenticAMD.bin': b'\0',
+                                'main/etc/modprobe.d/' + NAME: BLACKLIST})
+    assert k.blacklist_state(tree, NAME, BLACKLIST)[0] == 'current'
+
+
+def test_blacklist_state_stale_is_not_current(tmp_path):
+    """Negative control: the same file with other bytes is stale."""
+    tree = make_tree(tmp_path, {'main/etc/modprobe.d/' + NAME: b'blacklist nouveau\n'})
+    state, reason = k.blacklist_state(tree, NAME, BLACKLIST)
+    assert state == 'stale' and 'differs' in reason
+
+
+def test_blacklist_state_top_level_missing_and_gone_from_disk(tmp_path):
+    top = make_tree(tmp_path / 'a', {'etc/modprobe.d/' + NAME: BLACKLIST})
+    assert k.blacklist_state(top, NAME, BLACKLIST)[0] == 'current'
+    assert k.blacklist_state(top, NAME, None)[0] == 'stale'
+    other = make_tree(tmp_path / 'b', {'main/etc/modprobe.d/other.conf': BLACKLIST, 'main/' + NAME: BLACKLIST})
+    assert k.blacklist_state(other, NAME, BLACKLIST)[0] == 'missing'
+
+
+def test_blacklist_state_does_not_follow_a_link_out_of_the_image(tmp_path):
+    secret = tmp_path / 'host-file'
+    secret.write_bytes(BLACKLIST)
+    (tmp_path / 'tree/main/etc/modprobe.d').mkdir(parents=True)
+    (tmp_path / 'tree/main/etc/modprobe.d' / NAME).symlink_to(secret)
+    (tmp_path / 'tree/early').mkdir()
+    (tmp_path / 'tree/early/etc').symlink_to(tmp_path / 'tree/main/etc')
+    assert k.blacklist_state(str(tmp_path / 'tree'), NAME, BLACKLIST)[0] == 'missing'
+
+
+# The plan. Package names as noble's restricted component has them (2026-12-03).
+
+def kernel(release, running=False, headers=False):
+    return {'release': release, 'running': running, 'headers_installed': headers}
+
+
+NOBLE_KNOWN = {
+    'linux-modules-nvidia-580-server-6.8.0-149-generic', 'linux-modules-nvidia-580-server-open-6.8.0-149-generic',
+    'linux-modules-nvidia-580-server-6.8.0-151-generic', 'linux-modules-nvidia-580-server-generic',
+    'linux-modules-nvidia-580-server-open-generic', 'linux-modules-nvidia-580-server-6.8.0-1052-aws',
+    'linux-modules-nvidia-580-server-aws', 'linux-modules-nvidia-570-server-6.8.0-1046-azure-fde',
+    'linux-modules-nvidia-575-server-open-6.8.0-1046-azure-fde', 'linux-modules-nvidia-550-6.8.0-1046-azure-fde',
+    'linux-headers-6.8.0-149-generic', 'linux-headers-6.8.0-151-generic', 'linux-headers-generic',
+    'linux-headers-6.8.0-1046-azure-fde', 'linux-headers-azure-fde', 'linux-headers-aws',
+    'nvidia-dkms-580-server', 'nvidia-dkms-580-server-open',
+}
+
+
+def test_ubuntu_prebuilt_with_metapackage():
+    result = k.plan([kernel('6.8.0-149-generic', running=True)], 'Ubuntu', '580', 'proprietary', 'auto',
+                    NOBLE_KNOWN, {'6.8.0-149-generic': 'linux-image-generic'})
+    assert result['refusals'] == []
+    assert result['kernels'] == [{
+        'release': '6.8.0-149-generic', 'source': 'prebuilt',
+        'packages': ['linux-modules-nvidia-580-server-6.8.0-149-generic'],
+        'why': result['kernels'][0]['why']}]
+    assert result['packages'] == ['linux-modules-nvidia-580-server-6.8.0-149-generic']
+    assert result['metapackages'] == ['linux-modules-nvidia-580-server-generic']
+    assert result['dkms_package'] == ''
+    why = result['kernels'][0]['why']
+    assert 'linux-modules-nvidia-580-server-6.8.0-149-generic is in the archive' in why
+    assert 'linux-modules-nvidia-580-server-generic follows the installed linux-image-generic' in why
+
+
+def test_ubuntu_open_prebuilt_with_metapackage():
+    result = k.plan([kernel('6.8.0-149-generic')], 'Ubuntu', '580', 'open', 'auto', NOBLE_KNOWN,
+                    {'6.8.0-149-generic': 'linux-image-generic'})
+    assert result['packages'] == ['linux-modules-nvidia-580-server-open-6.8.0-149-generic']
+    assert result['metapackages'] == ['linux-modules-nvidia-580-server-open-generic']
+
+
+def test_ubuntu_prebuilt_abi_without_an_installed_image_metapackage():
+    """ubuntu-drivers gives no metapackage when no linux-image metapackage is installed: nor does the plan."""
+    result = k.plan([kernel('6.8.0-1052-aws')], 'Ubuntu', '580', 'proprietary', 'auto', NOBLE_KNOWN, {})
+    assert [(e['source'], e['packages']) for e in result['kernels']] == \
+        [('prebuilt', ['linux-modules-nvidia-580-server-6.8.0-1052-aws'])]
+    assert result['metapackages'] == [] and result['refusals'] == []
+    assert 'no linux-image metapackage of this kernel is installed' in result['kernels'][0]['why']
+
+
+def test_ubuntu_dkms_fallback_without_an_abi_package():
+    result = k.plan([kernel('6.8.0-1046-azure-fde')], 'Ubuntu', '580', 'proprietary', 'auto', NOBLE_KNOWN,
+                    {'6.8.0-1046-azure-fde': 'linux-image-azure-fde'})
+    assert result['refusals'] == []
+    assert result['kernels'][0]['source'] == 'dkms'
+    assert result['packages'] == ['linux-headers-6.8.0-1046-azure-fde', 'nvidia-dkms-580-server']
+    assert result['metapackages'] == ['linux-headers-azure-fde']
+    assert result['dkms_package'] == 'nvidia-dkms-580-server'
+    assert result['kernels'][0]['why'].startswith(
+        'linux-modules-nvidia-580-server-6.8.0-1046-azure-fde is not in the archive, so nvidia-dkms-580-server '
+        'builds the module against linux-headers-6.8.0-1046-azure-fde')
+
+
+def test_ubuntu_source_dkms_builds_even_where_a_prebuilt_module_exists():
+    result = k.plan([kernel('6.8.0-149-generic')], 'Ubuntu', '580', 'open', 'dkms', NOBLE_KNOWN,
+                    {'6.8.0-149-generic': 'linux-image-generic'})
+    assert result['packages'] == ['linux-headers-6.8.0-149-generic', 'nvidia-dkms-580-server-open']
+    assert result['metapackages'] == ['linux-headers-generic']
+    assert result['kernels'][0]['why'].startswith('nvidia_driver_module_source is dkms')
+
+
+def test_ubuntu_headers_gone_refusal():
+    result = k.plan([kernel('6.8.0-31-generic')], 'Ubuntu', '580', 'proprietary', 'auto', NOBLE_KNOWN,
+                    {'6.8.0-31-generic': 'linux-image-generic'})
+    assert result['kernels'] == [] and result['packages'] == [] and result['dkms_package'] == ''
+    [refusal] = result['refusals']
+    assert refusal['kernel'] == '6.8.0-31-generic'
+    assert refusal['message'].startswith('Headers for kernel 6.8.0-31-generic are not in the archive any more')
+    assert 'apt-get install linux-image-generic linux-headers-generic' in refusal['fix']
+    assert 'apt-get purge linux-image-6.8.0-31-generic' in refusal['fix']
+    assert 'nvidia_driver_kernels' in refusal['fix']
+
+
+def test_ubuntu_headers_gone_but_installed_is_no_refusal():
+    """Negative control of the refusal above: headers on disk are enough for DKMS."""
+    result = k.plan([kernel('6.8.0-31-generic', headers=True)], 'Ubuntu', '580', 'proprietary', 'auto',
+                    NOBLE_KNOWN, {})
+    assert result['refusals'] == []
+    assert result['packages'] == ['nvidia-dkms-580-server']
+    assert 'installed headers of kernel 6.8.0-31-generic' in result['kernels'][0]['why']
+
+
+def test_ubuntu_source_prebuilt_refusal_names_the_other_branches():
+    result = k.plan([kernel('6.8.0-1046-azure-fde')], 'Ubuntu', '580', 'proprietary', 'prebuilt', NOBLE_KNOWN, {})
+    assert result['kernels'] == []
+    [refusal] = result['refusals']
+    assert refusal['kernel'] == '6.8.0-1046-azure-fde'
+    assert refusal['message'] == (
+        'Kernel 6.8.0-1046-azure-fde (flavour azure-fde) has no prebuilt NVIDIA 580 module: '
+        'linux-modules-nvidia-580-server-6.8.0-1046-azure-fde is not in the archive; the archive has prebuilt '
+        'modules for it from 575-server-open, 570-server, 550.')
+    assert refusal['fix'] == (
+        'Set nvidia_driver_branch to one of 570, or set nvidia_driver_module_source to dkms (or auto) to build '
+        'the module with nvidia-dkms-580-server.')
+
+
+def test_ubuntu_source_prebuilt_refusal_names_the_other_kernel_module():
+    known = {'linux-modules-nvidia-580-server-open-7.0.0-1018-aws'}
+    [refusal] = k.plan([kernel('7.0.0-1018-aws')], 'Ubuntu', '580', 'proprietary', 'prebuilt', known, {})['refusals']
+    assert 'from 580-server-open' in refusal['message']
+    assert refusal['fix'].startswith('Set nvidia_driver_kernel_module to open, or set nvidia_driver_module_source')
+
+
+def test_ubuntu_source_prebuilt_refusal_without_any_branch():
+    [refusal] = k.plan([kernel('7.0.0-1018-aws')], 'Ubuntu', '580', 'proprietary', 'prebuilt', set(), {})['refusals']
+    assert 'no other branch has a prebuilt module for it either' in refusal['message']
+    assert refusal['fix'].startswith('Set nvidia_driver_module_source to dkms')
+
+
+def test_debian_dkms_with_the_cloud_headers_metapackage():
+    known = {'linux-headers-6.1.0-50-cloud-amd64', 'linux-headers-cloud-amd64', 'linux-headers-amd64',
+             'nvidia-tesla-535-kernel-dkms'}
+    result = k.plan([kernel('6.1.0-50-cloud-amd64', running=True)], 'Debian', '535', 'proprietary', 'auto', known,
+                    {'6.1.0-50-cloud-amd64': 'linux-image-cloud-amd64'}, dkms_package='nvidia-tesla-535-kernel-dkms')
+    assert result['refusals'] == []
+    assert result['kernels'][0]['source'] == 'dkms'
+    assert result['packages'] == ['linux-headers-6.1.0-50-cloud-amd64', 'nvidia-tesla-535-kernel-dkms']
+    assert result['metapackages'] == ['linux-headers-cloud-amd64']
+    assert result['dkms_package'] == 'nvidia-tesla-535-kernel-dkms'
+    assert 'Debian ships no prebuilt NVIDIA modules' in result['kernels'][0]['why']
+
+
+def test_debian_default_dkms_packages():
+    known = {'linux-headers-6.12.57+deb13-amd64'}
+    for kernel_module, name in (('proprietary', 'nvidia-kernel-dkms'), ('open', 'nvidia-open-kernel-dkms')):
+        result = k.plan([kernel('6.12.57+deb13-amd64')], 'Debian', '550', kernel_module, 'auto', known, {})
+        assert result['packages'] == ['linux-headers-6.12.57+deb13-amd64', name]
+        assert result['metapackages'] == []
+
+
+def test_debian_source_prebuilt_refusal():
+    result = k.plan([kernel('6.1.0-50-amd64')], 'Debian', '535', 'proprietary', 'prebuilt',
+                    {'linux-headers-6.1.0-50-amd64'}, {})
+    assert result['kernels'] == [] and result['packages'] == []
+    [refusal] = result['refusals']
+    assert refusal['kernel'] == '6.1.0-50-amd64'
+    assert 'Debian ships no prebuilt NVIDIA kernel modules' in refusal['message']
+    assert refusal['fix'].startswith('Set nvidia_driver_module_source to auto or dkms')
+
+
+def test_two_kernels_with_different_outcomes():
+    """The image's newest kernel is prebuilt; an older one falls back to DKMS; a third one is refused."""
+    kernels = [kernel('6.8.0-149-generic', running=True), kernel('6.8.0-1046-azure-fde'), kernel('6.8.0-31-generic')]
+    result = k.plan(kernels, 'Ubuntu', '580', 'proprietary', 'auto', NOBLE_KNOWN,
+                    {'6.8.0-149-generic': 'linux-image-generic'})
+    assert [(e['release'], e['source']) for e in result['kernels']] == \
+        [('6.8.0-149-generic', 'prebuilt'), ('6.8.0-1046-azure-fde', 'dkms')]
+    assert result['packages'] == ['linux-headers-6.8.0-1046-azure-fde',
+                                  'linux-modules-nvidia-580-server-6.8.0-149-generic', 'nvidia-dkms-580-server']
+    assert result['metapackages'] == ['linux-modules-nvidia-580-server-generic']
+    assert result['dkms_package'] == 'nvidia-dkms-580-server'
+    assert [r['kernel'] for r in result['refusals']] == ['6.8.0-31-generic']
+
+
+def test_no_kernels():
+    result = k.plan([], 'Ubuntu', '580', 'proprietary', 'auto', NOBLE_KNOWN, {})
+    assert result['kernels'] == [] and result['packages'] == [] and result['metapackages'] == []
+    [refusal] = result['refusals']
+    assert refusal['kernel'] == ''
+    assert 'no bootable kernel' in refusal['message']
+    assert 'Install a kernel' in refusal['fix'] and 'nvidia_driver_kernels' in refusal['fix']
+
+
+def test_unknown_family_is_a_refusal():
+    [refusal] = k.plan([kernel('6.8.0-149-generic')], '', '580', 'proprietary', 'auto', set(), {})['refusals']
+    assert 'Ubuntu and Debian only' in refusal['message']
+
+
+def test_messages_are_plain_ascii():
+    kernels = [kernel(r) for r in ('6.8.0-149-generic', '6.8.0-1046-azure-fde', '6.8.0-31-generic')]
+    for family in ('Ubuntu', 'Debian'):
+        for source in k.SOURCES:
+            result = k.plan(kernels, family, '580', 'open', source, NOBLE_KNOWN, {})
+            for text in [e['why'] for e in result['kernels']] + \
+                    [r['message'] + r['fix'] for r in result['refusals']]:
+                assert all(0x20 <= ord(c) < 0x7f for c in text), text
+
+
+@pytest.mark.parametrize('args', [
+    dict(branch='580; rm -rf /'), dict(branch=580), dict(kernel_module='closed'), dict(source='ppa'),
+    dict(dkms_package='Bad Name'), dict(kernels=[{'release': '../../etc'}]), dict(kernels=['6.8.0-149-generic']),
+])
+def test_plan_refuses_arguments_no_caller_should_pass(args):
+    call = dict(kernels=[kernel('6.8.0-149-generic')], family='Ubuntu', branch='580', kernel_module='proprietary',
+                source='auto', known_packages=NOBLE_KNOWN, image_metapackages={})
+    call.update(args)
+    with pytest.raises(ValueError):
+        k.plan(**call)
