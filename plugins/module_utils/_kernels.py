@@ -579,3 +579,88 @@ def _plan_debian(kernel, ctx, known):
     reason = ('nvidia_driver_module_source is dkms' if ctx['source'] == 'dkms'
               else 'Debian ships no prebuilt NVIDIA modules')
     return _plan_dkms(kernel, ctx, known, reason)
+
+
+def check(kernels, expect_version='', prebuilt_kernels=(), prebuilt_signer=''):
+    """Problems of the inventoried kernels (the module's RV(kernels) entries), one ASCII sentence each: a kernel without
+    an NVIDIA module, a module built for another kernel (vermagic), of another driver version than EXPECT_VERSION (the
+    "Driver/library version mismatch" of the next boot), not signed by PREBUILT_SIGNER where the plan chose a prebuilt
+    module, and an initramfs without the current blacklist. An empty list is a pass."""
+    problems = []
+    prebuilt = set(prebuilt_kernels or ())
+    for kernel in kernels:
+        release = kernel.get('release', '')
+        module = kernel.get('module') or {}
+        if not module:
+            problems.append('Kernel %s has no NVIDIA module.' % release)
+        else:
+            vermagic = (module.get('vermagic') or '').split()
+            if not vermagic or vermagic[0] != release:
+                problems.append('The NVIDIA module of kernel %s (%s) was built for kernel %s.'
+                                % (release, module.get('filename') or '?', vermagic[0] if vermagic else 'unknown'))
+            if expect_version and module.get('version') != expect_version:
+                problems.append('The NVIDIA module of kernel %s is version %s, the installed driver %s: booting it would '
+                                'give "Driver/library version mismatch".' % (release, module.get('version') or 'unknown',
+                                                                             expect_version))
+            if release in prebuilt and prebuilt_signer and module.get('signer') != prebuilt_signer:
+                problems.append('The prebuilt NVIDIA module of kernel %s is signed by %s, not %s.'
+                                % (release, module.get('signer') or 'nobody', prebuilt_signer))
+        state = kernel.get('initramfs_blacklist')
+        if state in ('stale', 'missing', 'unreadable'):
+            problems.append('The initramfs of kernel %s does not carry the current nouveau/nova_core blacklist (%s%s).'
+                            % (release, state, ': ' + kernel['initramfs_reason'] if kernel.get('initramfs_reason') else ''))
+    return problems
+
+
+# A compiler's or make's error line in a DKMS build log: "file.c:12:3: error: ...", "make[2]: *** ... Error 2".
+_BUILD_ERROR = re.compile(r'(?:\berror:|\*\*\* .*Error [0-9]+|\bfatal error\b)')
+MAX_BUILD_LOG_BYTES = 8 * 1024 * 1024
+
+
+def first_build_error(text):
+    """The first error line of a DKMS make.log (ASCII-printable, at most 300 characters), or '' when there is none."""
+    if not isinstance(text, str):
+        return ''
+    for line in text[:MAX_BUILD_LOG_BYTES].splitlines():
+        if _BUILD_ERROR.search(line):
+            clean = ''.join(c for c in line.strip() if 0x20 <= ord(c) <= 0x7e)
+            return clean[:300]
+    return ''
+
+
+def newest_build_log(root='/'):
+    """The newest DKMS build log under <root>/var/lib/dkms (DKMS 2: <module>/<version>/build/make.log; DKMS 3:
+    <module>/<version>/<kernel>/<arch>/log/make.log), or None."""
+    base = _join(root, '/var/lib/dkms')
+    newest, newest_mtime = None, None
+    for depth_pattern in (('build', 'make.log'), ('*', '*', 'log', 'make.log')):
+        for module in _listdir(base):
+            for version in _listdir(os.path.join(base, module)):
+                for path in _expand(os.path.join(base, module, version), depth_pattern):
+                    try:
+                        st = os.lstat(path)
+                    except OSError:
+                        continue
+                    if stat.S_ISREG(st.st_mode) and (newest_mtime is None or st.st_mtime > newest_mtime):
+                        newest, newest_mtime = path, st.st_mtime
+    return newest
+
+
+def _listdir(path):
+    try:
+        return sorted(os.listdir(path))[:1000]
+    except OSError:
+        return []
+
+
+def _expand(base, parts):
+    paths = [base]
+    for part in parts:
+        nxt = []
+        for p in paths:
+            if part == '*':
+                nxt.extend(os.path.join(p, name) for name in _listdir(p))
+            else:
+                nxt.append(os.path.join(p, part))
+        paths = nxt
+    return paths

@@ -93,6 +93,29 @@ options:
       - Whether to read apt and plan the packages. V(false) only inventories, for example to verify a result.
     type: bool
     default: true
+  expect_version:
+    description:
+      - The installed driver version, for example V(580.178.04). When set, every selected kernel's module must have it;
+        a difference is a problem in RV(problems).
+    type: str
+    default: ''
+  prebuilt_kernels:
+    description:
+      - Kernels whose module must carry O(prebuilt_signer)'s signature (the kernels a plan gave a prebuilt module).
+    type: list
+    elements: str
+    default: []
+  prebuilt_signer:
+    description:
+      - The signer of prebuilt modules, for example V(Canonical Ltd. Kernel Module Signing).
+    type: str
+    default: ''
+  dkms_log:
+    description:
+      - Also read the newest DKMS build log under C(/var/lib/dkms) and return its first error line in RV(dkms_log), to
+        say why a build failed.
+    type: bool
+    default: false
   timeout:
     description:
       - Seconds each command may run before it is killed, a positive number. C(unmkinitramfs) on a large initramfs
@@ -212,6 +235,22 @@ kernels:
       type: str
       returned: always
       sample: the initramfs carries etc/modprobe.d/gpuops-blacklist-nouveau.conf with the same bytes as on disk
+problems:
+  description:
+    - One sentence per problem of the selected kernels, empty when every one passes. A kernel without an NVIDIA module,
+      a module whose vermagic is another kernel's, a module of another version than O(expect_version), a prebuilt
+      module not signed by O(prebuilt_signer), and an initramfs without the current blacklist.
+  returned: always
+  type: list
+  elements: str
+  sample: ['The NVIDIA module of kernel 6.8.0-1052-aws is version 580.126.20, the installed driver 580.178.04: booting it would give "Driver/library version mismatch".']
+dkms_log:
+  description: The newest DKMS build log and its first error line; empty when there is no log.
+  returned: when O(dkms_log=true)
+  type: dict
+  contains:
+    path: {description: The log file., type: str, returned: when a log exists, sample: /var/lib/dkms/nvidia/580.178.04/build/make.log}
+    first_error: {description: Its first error line, or an empty string., type: str, returned: when a log exists}
 plan:
   description: Which packages give every kernel its NVIDIA module.
   returned: when O(plan=true)
@@ -465,6 +504,10 @@ def main():
             dkms_package=dict(type='str', default=''),
             plan=dict(type='bool', default=True),
             timeout=dict(type='int', default=120),
+            expect_version=dict(type='str', default=''),
+            prebuilt_kernels=dict(type='list', elements='str', default=[]),
+            prebuilt_signer=dict(type='str', default=''),
+            dkms_log=dict(type='bool', default=False),
         ),
         required_if=[('plan', True, ['branch'])],
         supports_check_mode=True,
@@ -489,7 +532,13 @@ def main():
             initramfs_blacklist=state,
             initramfs_reason=reason,
         ))
-    result = dict(changed=False, running=running, kernels=kernels)
+    result = dict(changed=False, running=running, kernels=kernels,
+                  problems=_kernels.check(kernels, p['expect_version'], p['prebuilt_kernels'], p['prebuilt_signer']))
+    if p['dkms_log']:
+        log = _kernels.newest_build_log(p['root'])
+        text, _reason = _kernels.read_bounded(log, _kernels.MAX_BUILD_LOG_BYTES) if log else (None, None)
+        result['dkms_log'] = dict(path=log, first_error=_kernels.first_build_error(
+            text.decode('utf-8', 'replace') if isinstance(text, bytes) else text or '')) if log else {}
     if p['plan']:
         family = host.family()
         known, metas = set(), {}

@@ -476,3 +476,61 @@ def test_plan_refuses_arguments_no_caller_should_pass(args):
     call.update(args)
     with pytest.raises(ValueError):
         k.plan(**call)
+
+
+def _kernel(release, version='580.178.04', signer='Canonical Ltd. Kernel Module Signing', state='current', vermagic=None):
+    return {'release': release, 'initramfs_blacklist': state, 'initramfs_reason': None,
+            'module': {'filename': '/lib/modules/%s/kernel/nvidia-580srv/nvidia.ko' % release, 'version': version,
+                       'vermagic': (vermagic or release) + ' SMP preempt mod_unload modversions', 'signer': signer}}
+
+
+def test_check_passes_matching_modules():
+    kernels = [_kernel('6.8.0-149-generic'), _kernel('6.8.0-1066-aws')]
+    assert k.check(kernels, '580.178.04', ['6.8.0-149-generic'], 'Canonical Ltd. Kernel Module Signing') == []
+
+
+def test_check_names_each_problem():
+    kernels = [
+        # An older cloud ABI whose prebuilt module came with an older driver (noble's 6.8.0-1052-aws: 580.126.20).
+        _kernel('6.8.0-1052-aws', version='580.126.20'),
+        _kernel('6.8.0-149-generic', vermagic='6.8.0-147-generic'),
+        _kernel('6.8.0-149-lowlatency', signer='DKMS module signing key'),
+        _kernel('6.8.0-150-generic', state='stale'),
+        {'release': '6.8.0-151-generic', 'module': {}, 'initramfs_blacklist': 'current'},
+    ]
+    problems = k.check(kernels, '580.178.04', ['6.8.0-149-lowlatency'], 'Canonical Ltd. Kernel Module Signing')
+    text = ' '.join(problems)
+    assert 'kernel 6.8.0-1052-aws is version 580.126.20' in text and 'Driver/library version mismatch' in text
+    assert 'was built for kernel 6.8.0-147-generic' in text
+    assert 'signed by DKMS module signing key' in text
+    assert 'initramfs of kernel 6.8.0-150-generic' in text
+    assert 'Kernel 6.8.0-151-generic has no NVIDIA module' in text
+    assert len(problems) == 5
+    assert all(p.isascii() for p in problems)
+
+
+def test_check_without_expectations_only_needs_a_module_and_its_vermagic():
+    assert k.check([_kernel('6.1.0-50-cloud-amd64', version='535.309.01', signer='DKMS module signing key')]) == []
+
+
+def test_first_build_error_quotes_the_compiler():
+    log = ("make -C /lib/modules/7.0.0-10-generic/build M=/var/lib/dkms/nvidia/470.256.02/build\n"
+           "  CC [M]  nvidia/nv.o\n"
+           "/var/lib/dkms/nvidia/470.256.02/build/nvidia/nv.c:42:10: error: implicit declaration of function 'x'\n"
+           "make[2]: *** [scripts/Makefile.build:243: nvidia/nv.o] Error 1\n")
+    assert k.first_build_error(log) == (
+        "/var/lib/dkms/nvidia/470.256.02/build/nvidia/nv.c:42:10: error: implicit declaration of function 'x'")
+    assert k.first_build_error("all fine\n") == ''
+    assert k.first_build_error(None) == ''
+    assert k.first_build_error("x.c:1: error: \x1b[31mred\u00e9\n") == 'x.c:1: error: [31mred'
+
+
+def test_newest_build_log_finds_dkms2_and_dkms3_layouts(tmp_path):
+    old = tmp_path / 'var/lib/dkms/nvidia/535.309.01/build/make.log'
+    new = tmp_path / 'var/lib/dkms/nvidia/580.178.04/6.8.0-149-generic/x86_64/log/make.log'
+    for path, mtime in ((old, 1000), (new, 2000)):
+        path.parent.mkdir(parents=True)
+        path.write_text('log')
+        os.utime(str(path), (mtime, mtime))
+    assert k.newest_build_log(str(tmp_path)) == str(new)
+    assert k.newest_build_log(str(tmp_path / 'nothing')) is None
