@@ -4,6 +4,9 @@ The tests run in this order (pytest keeps the file's order); each builds on the 
 bad variables are refused before any host is touched; --check prints the plan and changes nothing; a rollout over
 hosts 1-3 with serial 1 where host 2 fails its post-check stops there, host 2 stays drained and host 3 is never
 touched; a second run upgrades host 3, skips host 1 (already on 550) and skips host 4, which was sick before.
+Then the kernel mode (gpuops_upgrade_kernel) on host 1, which prepare gave the release pocket's linux-image-cloud-amd64:
+--check names the security pocket's new kernel and changes nothing; a run with gpuops_upgrade_reboot=false installs it,
+keeps the driver and its holds, and says that the container does not boot it.
 """
 import os
 import re
@@ -20,12 +23,14 @@ PLAYBOOK = os.path.join(PROJECT, "playbooks", "upgrade_driver.yml")
 KUBECTL_LOG = os.path.join(EPHEMERAL, "kubectl.log")
 
 
-def upgrade(*args):
-    """ansible-playbook upgrade_driver.yml against the scenario's inventory and ansible.cfg; (rc, output)."""
+def upgrade(*args, **kwargs):
+    """ansible-playbook upgrade_driver.yml against the scenario's inventory and ansible.cfg; (rc, output).
+    branch=None leaves gpuops_upgrade_driver_branch out (the kernel mode)."""
+    branch = kwargs.get("branch", "550")
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(EPHEMERAL, "ansible.cfg"), ANSIBLE_FORCE_COLOR="0",
                ANSIBLE_NOCOLOR="1", ANSIBLE_COLLECTIONS_PATH=os.path.join(PROJECT, ".cache", "collections"))
     proc = subprocess.run(["ansible-playbook", PLAYBOOK, "-i", os.environ["MOLECULE_INVENTORY_FILE"],
-                           "-e", "gpuops_upgrade_driver_branch=550"] + list(args),
+                           ] + (["-e", "gpuops_upgrade_driver_branch=%s" % branch] if branch else []) + list(args),
                           env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
                           timeout=900, check=False)
     return proc.returncode, proc.stdout
@@ -156,3 +161,60 @@ def test_the_sick_host_was_neither_drained_nor_upgraded(second_run):
     assert sched_log(HOSTS[4]) == []
     holds = HOSTS[4].check_output("apt-mark showhold").split()
     assert "cuda-drivers-535" in holds, holds
+
+
+KERNEL_MODE = ["-e", "gpuops_upgrade_kernel=true", "-e", "nvidia_driver_branch=550"]
+
+
+def kernel_state(host):
+    """(installed version of linux-image-cloud-amd64, its candidate, the installed kernel image packages)."""
+    policy = host.check_output("apt-cache policy linux-image-cloud-amd64")
+    installed = re.search(r"Installed: (\S+)", policy).group(1)
+    candidate = re.search(r"Candidate: (\S+)", policy).group(1)
+    listing = host.check_output("dpkg-query -W -f '${Package} ${db:Status-Abbrev}\\n' 'linux-image-[0-9]*'")
+    images = sorted(line.split()[0] for line in listing.splitlines() if line.split()[1:2] == ["ii"])
+    return installed, candidate, images
+
+
+@pytest.fixture(scope="module")
+def kernel_update():
+    """The kernel release the security pocket brings to host 1 (skips when bookworm-security has none)."""
+    installed, candidate, images = kernel_state(HOSTS[1])
+    if installed == candidate:
+        pytest.skip("bookworm-security has no kernel newer than bookworm's %s today" % installed)
+    depends = HOSTS[1].check_output("apt-cache show linux-image-cloud-amd64=%s | sed -n 's/^Depends: //p'" % candidate)
+    new = re.match(r"linux-image-(\S+)", depends).group(1)
+    return installed, candidate, images, new
+
+
+def test_kernel_check_mode_names_the_new_kernel_and_changes_nothing(kernel_update):
+    installed, candidate, images, new = kernel_update
+    before = sched_log(HOSTS[1])
+    rc, out = upgrade("--check", *(KERNEL_MODE + limit(1)), branch=None)
+    assert rc == 0, out
+    flat = re.sub(r"\s+", " ", out)
+    assert "kernel updates, driver branch kept (check mode: the plan only)" in flat, out
+    plan = re.search(r"PLAN %s1: .*?then undrain" % SCENARIO, flat)
+    assert plan, out
+    assert "branch kept (no gpuops_upgrade_driver_branch" in plan.group(0), plan.group(0)
+    assert "new kernel %s (linux-image-cloud-amd64 %s -> %s)" % (new, installed, candidate) in plan.group(0), plan.group(0)
+    assert "no reboot into %s: the container's kernel is its Docker host's" % new in plan.group(0), plan.group(0)
+    assert kernel_state(HOSTS[1]) == (installed, candidate, images)
+    assert sched_log(HOSTS[1]) == before
+
+
+def test_kernel_run_installs_the_kernel_keeps_the_driver_and_says_it_is_not_booted(kernel_update):
+    installed, candidate, images, new = kernel_update
+    before = sched_log(HOSTS[1])
+    rc, out = upgrade("-e", "gpuops_upgrade_reboot=false", *(KERNEL_MODE + limit(1)), branch=None)
+    assert rc == 0, out
+    assert kernel_state(HOSTS[1]) == (candidate, candidate, sorted(images + ["linux-image-" + new]))
+    assert driver(HOSTS[1]) == (["cuda-drivers-550"], "550.163.01")
+    assert "cuda-drivers-550" in HOSTS[1].check_output("apt-mark showhold").split()
+    assert sched_log(HOSTS[1]) == before + [
+        "scontrol update nodename=%s1 state=drain reason=gpuops kernel update" % SCENARIO,
+        "scontrol update nodename=%s1 state=resume" % SCENARIO]
+    old = images[-1][len("linux-image-"):]
+    line = "%s1: upgraded 550.163.01; kernel %s -> %s (installed, not booted: the container's kernel is its Docker host's)" % (
+        SCENARIO, old, new)
+    assert line in re.sub(r"\s+", " ", out), out
