@@ -249,8 +249,15 @@ dkms_log:
   returned: when O(dkms_log=true)
   type: dict
   contains:
-    path: {description: The log file., type: str, returned: when a log exists, sample: /var/lib/dkms/nvidia/580.178.04/build/make.log}
-    first_error: {description: Its first error line, or an empty string., type: str, returned: when a log exists}
+    path:
+      description: The log file.
+      type: str
+      returned: when a log exists
+      sample: /var/lib/dkms/nvidia/580.178.04/build/make.log
+    first_error:
+      description: Its first error line, or an empty string.
+      type: str
+      returned: when a log exists
 plan:
   description: Which packages give every kernel its NVIDIA module.
   returned: when O(plan=true)
