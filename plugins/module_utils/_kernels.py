@@ -443,7 +443,7 @@ def plan(kernels, family, branch, kernel_module, source, known_packages, image_m
     metas = dict(image_metapackages or {})
     variant = _variant(kernel_module)
     dkms = dkms_package or default_dkms_package(family, branch, kernel_module)
-    result = {'kernels': [], 'packages': [], 'metapackages': [], 'dkms_package': '', 'refusals': []}
+    result = {'kernels': [], 'packages': [], 'metapackages': [], 'dkms_package': '', 'refusals': [], 'notes': []}
     if family not in FAMILIES:
         result['refusals'].append(_refusal(
             '', 'The distribution family is %r: the NVIDIA kernel module plan knows Ubuntu and Debian only.'
@@ -478,6 +478,7 @@ def plan(kernels, family, branch, kernel_module, source, known_packages, image_m
         packages.update(entry['packages'])
         if future:
             metapackages.add(future)
+            result.setdefault('metapackage_images', {})[future] = ctx['meta']
         if entry['source'] == 'dkms':
             result['dkms_package'] = dkms
     result['packages'] = sorted(packages)
@@ -664,3 +665,70 @@ def _expand(base, parts):
                 nxt.append(os.path.join(p, part))
         paths = nxt
     return paths
+
+
+# A package and its version in ``apt-cache madison`` output: " pkg | 6.8.0-149.149.1 | http://... Packages".
+_MADISON = re.compile(r'^\s*([a-z0-9][a-z0-9+.-]*)\s*\|\s*([A-Za-z0-9.+~:-]+)\s*\|')
+
+
+def parse_madison(text):
+    """``{package: [version, ...]}`` in the order apt-cache madison prints them (newest first per source)."""
+    found = {}
+    for line in (_text(text) or '').splitlines():
+        m = _MADISON.match(line)
+        if m and _PACKAGE.match(m.group(1)):
+            versions = found.setdefault(m.group(1), [])
+            if m.group(2) not in versions:
+                versions.append(m.group(2))
+    return found
+
+
+def installed_versions(text):
+    """``{package: version}`` of the installed packages in ``dpkg-query -W -f '${Package}\t${Status}\t${Version}\n'``
+    output."""
+    found = {}
+    for line in (_text(text) or '').splitlines():
+        parts = line.split('\t')
+        if len(parts) < 3:
+            continue
+        name, status, version = parts[0].strip(), parts[1].split(), parts[2].strip()
+        if _PACKAGE.match(name) and len(status) == 3 and status[2] == 'installed' and version:
+            found[name] = version
+    return found
+
+
+def pin_metapackages(result, installed, madison):
+    """Give each flavour metapackage of the plan RESULT the version of the kernel generation the host has, so that
+    installing it never installs a kernel: a modules or headers metapackage of a newer generation depends on that
+    generation's packages, and Debian's apt also moves the linux-image metapackage built from the same source
+    (APT::Get::Upgrade-By-Source-Package). INSTALLED: ``installed_versions``; MADISON: ``parse_madison`` of the
+    metapackages.
+
+    A metapackage already installed stays as it is (its name alone). Otherwise the version equal to the installed
+    linux-image metapackage's, or that version with a ``+N`` rebuild suffix (Ubuntu's linux-restricted-modules
+    respins: linux-image-lowlatency 6.8.0-147.147.1, linux-modules-nvidia-580-server-lowlatency 6.8.0-147.147.1+2),
+    as ``name=version``. Without one, the metapackage is left out and a note says why and what to do.
+    Returns a new result with ``metapackages`` (apt specifications) and ``notes``."""
+    out = dict(result)
+    images = result.get('metapackage_images') or {}
+    specs, notes = [], list(result.get('notes') or [])
+    for meta in result.get('metapackages') or []:
+        if meta in installed:
+            specs.append(meta)
+            continue
+        image = images.get(meta, '')
+        image_version = installed.get(image, '')
+        offered = madison.get(meta, [])
+        match = [v for v in offered if image_version and (v == image_version or v.startswith(image_version + '+'))]
+        if match:
+            specs.append('%s=%s' % (meta, match[0]))
+            continue
+        notes.append(
+            '%s is left out: the archive has it at %s, not for the installed %s %s, and installing that would also '
+            'install a newer kernel. Upgrade the kernel flavour (playbooks/upgrade_driver.yml with '
+            'gpuops_upgrade_kernel=true, or apt upgrade) and run the role again: it then adds %s.'
+            % (meta, ', '.join(offered) or 'no version', image or 'linux-image metapackage', image_version or '?',
+               meta))
+    out['metapackages'] = specs
+    out['notes'] = notes
+    return out

@@ -243,7 +243,10 @@ problems:
   returned: always
   type: list
   elements: str
-  sample: ['The NVIDIA module of kernel 6.8.0-1052-aws is version 580.126.20, the installed driver 580.178.04: booting it would give "Driver/library version mismatch".']
+  sample:
+    - >-
+      The NVIDIA module of kernel 6.8.0-1052-aws is version 580.126.20, the installed driver 580.178.04: booting it
+      would give "Driver/library version mismatch".
 dkms_log:
   description: The newest DKMS build log and its first error line; empty when there is no log.
   returned: when O(dkms_log=true)
@@ -282,11 +285,25 @@ plan:
       returned: always
       sample: [linux-modules-nvidia-580-server-6.8.0-149-generic]
     metapackages:
-      description: The flavour metapackages that give future kernels their module (prebuilt) or headers (DKMS).
+      description:
+        - The flavour metapackages that give future kernels their module (prebuilt) or headers (DKMS), as apt
+          specifications. One not installed yet carries the version of the installed kernel generation
+          (C(name=version)), so that installing it installs no kernel; one the archive has only for a newer
+          generation is left out and named in RV(plan.notes).
       type: list
       elements: str
       returned: always
-      sample: [linux-modules-nvidia-580-server-generic]
+      sample: [linux-modules-nvidia-580-server-generic=6.8.0-149.149]
+    metapackage_images:
+      description: For each flavour metapackage, the installed linux-image metapackage it follows.
+      type: dict
+      returned: when a metapackage is planned
+      sample: {linux-modules-nvidia-580-server-generic: linux-image-generic}
+    notes:
+      description: Sentences about what the plan left out and why (a flavour metapackage of a newer generation only).
+      type: list
+      elements: str
+      returned: always
     dkms_package:
       description: The DKMS package when a kernel needs it, else empty.
       type: str
@@ -397,6 +414,47 @@ class Host(object):
         finally:
             _remove_tree(tree)
 
+    def dpkg_query_argv(self, args):
+        dpkg_query = self.module.get_bin_path('dpkg-query')
+        if not dpkg_query:
+            self.module.fail_json(msg='dpkg-query was not found: the plan needs dpkg (run with plan=false to only '
+                                      'inventory the kernels)')
+        argv = [dpkg_query]
+        if self.root != '/':
+            argv.append('--admindir=' + os.path.join(self.root, 'var/lib/dpkg'))
+        return argv + list(args)
+
+    def apt_cache_argv(self, args):
+        apt_cache = self.module.get_bin_path('apt-cache')
+        if not apt_cache:
+            self.module.fail_json(msg='apt-cache was not found: the plan needs apt (run with plan=false to only '
+                                      'inventory the kernels)')
+        return [apt_cache] + (['-o', 'Dir=' + self.root] if self.root != '/' else []) + list(args)
+
+    def installed_versions(self):
+        """The installed kernel, headers and NVIDIA modules packages with their versions."""
+        argv = self.dpkg_query_argv(['-W', '-f', '${Package}\\t${Status}\\t${Version}\\n', 'linux-image-*',
+                                     'linux-headers-*', 'linux-modules-nvidia-*'])
+        try:
+            rc, out, err = self.run(argv, max_bytes=_LIST_OUTPUT)
+        except _command.CommandError as e:
+            self.fail(e, 'reading the installed kernel packages')
+        # dpkg-query exits 1 when a pattern matches nothing; what it printed is still the answer.
+        if rc not in (0, 1):
+            self.module.fail_json(msg=_command.failure_message(argv, rc, err, out))
+        return _kernels.installed_versions(out)
+
+    def madison(self, names):
+        """The versions apt offers for NAMES (apt-cache madison)."""
+        argv = self.apt_cache_argv(['madison'] + [n.split('=', 1)[0] for n in names])
+        try:
+            rc, out, err = self.run(argv, max_bytes=_LIST_OUTPUT)
+        except _command.CommandError as e:
+            self.fail(e, 'reading the versions of %s' % ', '.join(names))
+        if rc != 0:
+            self.module.fail_json(msg=_command.failure_message(argv, rc, err, out))
+        return _kernels.parse_madison(out)
+
     def family(self):
         for path in ('etc/os-release', 'usr/lib/os-release'):
             data, _reason = _kernels.read_bounded(
@@ -406,11 +464,7 @@ class Host(object):
         return ''
 
     def known_packages(self):
-        apt_cache = self.module.get_bin_path('apt-cache')
-        if not apt_cache:
-            self.module.fail_json(msg='apt-cache was not found: the plan needs apt (run with plan=false to only '
-                                      'inventory the kernels)')
-        argv = [apt_cache] + (['-o', 'Dir=' + self.root] if self.root != '/' else []) + ['pkgnames']
+        argv = self.apt_cache_argv(['pkgnames'])
         try:
             rc, out, err = self.run(argv, max_bytes=_LIST_OUTPUT)
         except _command.CommandError as e:
@@ -420,14 +474,7 @@ class Host(object):
         return _kernels.package_names(out)
 
     def image_metapackages(self, releases):
-        dpkg_query = self.module.get_bin_path('dpkg-query')
-        if not dpkg_query:
-            self.module.fail_json(msg='dpkg-query was not found: the plan needs dpkg (run with plan=false to only '
-                                      'inventory the kernels)')
-        argv = [dpkg_query]
-        if self.root != '/':
-            argv.append('--admindir=' + os.path.join(self.root, 'var/lib/dpkg'))
-        argv += ['-W', '-f', '${Package}\\t${Status}\\t${Depends}\\n', 'linux-image-*']
+        argv = self.dpkg_query_argv(['-W', '-f', '${Package}\\t${Status}\\t${Depends}\\n', 'linux-image-*'])
         try:
             rc, out, err = self.run(argv, max_bytes=_LIST_OUTPUT)
         except _command.CommandError as e:
@@ -555,6 +602,9 @@ def main():
         result['plan'] = _kernels.plan(
             [dict(release=k['release'], running=k['running'], headers_installed=k['headers']) for k in kernels],
             family, p['branch'], p['kernel_module'], p['source'], known, metas, dkms_package=p['dkms_package'])
+        if result['plan']['metapackages']:
+            result['plan'] = _kernels.pin_metapackages(
+                result['plan'], host.installed_versions(), host.madison(result['plan']['metapackages']))
     module.exit_json(**result)
 
 

@@ -534,3 +534,42 @@ def test_newest_build_log_finds_dkms2_and_dkms3_layouts(tmp_path):
         os.utime(str(path), (mtime, mtime))
     assert k.newest_build_log(str(tmp_path)) == str(new)
     assert k.newest_build_log(str(tmp_path / 'nothing')) is None
+
+
+MADISON_BOOKWORM = (
+    'linux-headers-cloud-amd64 | 6.1.192-3 | http://deb.debian.org/debian-security bookworm-security/main amd64 Packages\n'
+    'linux-headers-cloud-amd64 | 6.1.176-1 | http://deb.debian.org/debian bookworm/main amd64 Packages\n'
+    'N: junk\n')
+
+
+def test_parse_madison_and_installed_versions():
+    assert k.parse_madison(MADISON_BOOKWORM) == {'linux-headers-cloud-amd64': ['6.1.192-3', '6.1.176-1']}
+    assert k.parse_madison(b'\xff') == {} and k.parse_madison(None) == {}
+    assert k.installed_versions('linux-image-cloud-amd64\tinstall ok installed\t6.1.176-1\n'
+                                'linux-image-amd64\tdeinstall ok config-files\t6.1.170-1\nbroken\n') == {
+        'linux-image-cloud-amd64': '6.1.176-1'}
+
+
+def _bookworm_plan():
+    return {'metapackages': ['linux-headers-cloud-amd64'],
+            'metapackage_images': {'linux-headers-cloud-amd64': 'linux-image-cloud-amd64'}, 'notes': []}
+
+
+def test_pin_metapackages_takes_the_installed_generation():
+    pinned = k.pin_metapackages(_bookworm_plan(), {'linux-image-cloud-amd64': '6.1.176-1'},
+                                k.parse_madison(MADISON_BOOKWORM))
+    assert pinned['metapackages'] == ['linux-headers-cloud-amd64=6.1.176-1'] and pinned['notes'] == []
+
+
+def test_pin_metapackages_keeps_an_installed_one_and_leaves_out_a_newer_generation():
+    # Already installed: named alone (apt state present changes nothing).
+    kept = k.pin_metapackages(_bookworm_plan(), {'linux-image-cloud-amd64': '6.1.170-1',
+                                                 'linux-headers-cloud-amd64': '6.1.170-1'},
+                              k.parse_madison(MADISON_BOOKWORM))
+    assert kept['metapackages'] == ['linux-headers-cloud-amd64']
+    # Negative control: the archive has no version of the installed generation: installing the newest would install a
+    # newer kernel too, so it is left out with a note.
+    out = k.pin_metapackages(_bookworm_plan(), {'linux-image-cloud-amd64': '6.1.170-1'},
+                             k.parse_madison(MADISON_BOOKWORM))
+    assert out['metapackages'] == []
+    assert 'linux-headers-cloud-amd64 is left out' in out['notes'][0] and 'gpuops_upgrade_kernel=true' in out['notes'][0]

@@ -47,8 +47,12 @@ case "$src" in
 esac
 cp -R "$src"/. "$2"/
 ''',
-    'apt-cache': 'printf "%s\\n" "apt-cache $*" >> "$FAKE/calls"\ncat "$FAKE/pkgnames"\n',
-    'dpkg-query': 'printf "%s\\n" "dpkg-query $*" >> "$FAKE/calls"\ncat "$FAKE/dpkg"\n',
+    # apt-cache pkgnames, or apt-cache madison NAMES (the versions offered for the flavour metapackages).
+    'apt-cache': 'printf "%s\\n" "apt-cache $*" >> "$FAKE/calls"\n'
+                 'case "$*" in *madison*) cat "$FAKE/madison";; *) cat "$FAKE/pkgnames";; esac\n',
+    # dpkg-query with the Depends format (linux-image metapackages) or the Version one (installed versions).
+    'dpkg-query': 'printf "%s\\n" "dpkg-query $*" >> "$FAKE/calls"\n'
+                  'case "$*" in *Version*) cat "$FAKE/dpkg-versions";; *) cat "$FAKE/dpkg";; esac\n',
 }
 
 
@@ -72,6 +76,20 @@ class Fake(object):
         (self.fake / 'calls').write_text('')
         (self.fake / 'pkgnames').write_text('\n'.join(sorted(NOBLE_KNOWN)) + '\n')
         (self.fake / 'dpkg').write_text(DPKG_QUERY_NOBLE)
+        # The installed generation: linux-image-generic 6.8.0-149.149, linux-image-azure-fde 6.8.0-1046.52.
+        (self.fake / 'dpkg-versions').write_text(
+            'linux-image-generic\tinstall ok installed\t6.8.0-149.149\n'
+            'linux-image-azure-fde\tinstall ok installed\t6.8.0-1046.52\n'
+            'linux-image-6.8.0-149-generic\tinstall ok installed\t6.8.0-149.149\n')
+        # What the archive offers: the generic modules metapackage of that generation and a newer one (with a
+        # respin suffix); the azure-fde headers metapackage only of a newer generation.
+        (self.fake / 'madison').write_text(
+            ' linux-modules-nvidia-580-server-generic | 6.8.0-151.151 | http://archive.ubuntu.com/ubuntu '
+            'noble-updates/restricted amd64 Packages\n'
+            ' linux-modules-nvidia-580-server-generic | 6.8.0-149.149+1 | http://archive.ubuntu.com/ubuntu '
+            'noble-security/restricted amd64 Packages\n'
+            ' linux-headers-azure-fde | 6.8.0-1062.68 | http://archive.ubuntu.com/ubuntu noble-updates/main amd64 '
+            'Packages\n')
         self.os_release('ID=ubuntu\nID_LIKE=debian\nVERSION_ID="24.04"\n')
         (self.root / BLACKLIST_FILE.lstrip('/')).write_bytes(BLACKLIST)
 
@@ -156,14 +174,23 @@ def test_inventory_and_plan_of_an_image(fake, run_module):
         [('7.0.0-1018-aws', 'dkms'), ('6.8.0-1046-azure-fde', 'dkms'), ('6.8.0-149-generic', 'prebuilt')]
     assert plan['packages'] == ['linux-headers-6.8.0-1046-azure-fde', 'linux-modules-nvidia-580-server-6.8.0-149-generic',
                                 'nvidia-dkms-580-server']
-    assert plan['metapackages'] == ['linux-headers-azure-fde', 'linux-modules-nvidia-580-server-generic']
+    # Pinned to the installed kernel generation, so that installing them installs no kernel; the azure-fde headers
+    # metapackage only exists for a newer generation: left out, and the note says how to get it.
+    assert plan['metapackages'] == ['linux-modules-nvidia-580-server-generic=6.8.0-149.149+1']
+    assert len(plan['notes']) == 1 and plan['notes'][0].startswith(
+        'linux-headers-azure-fde is left out: the archive has it at 6.8.0-1062.68, not for the installed '
+        'linux-image-azure-fde 6.8.0-1046.52'), plan['notes']
     assert plan['dkms_package'] == 'nvidia-dkms-580-server'
     assert plan['refusals'] == []
     # modinfo runs in the image (-b ROOT); apt and dpkg read the image's state, once each.
     assert 'modinfo -b %s -k 6.8.0-149-generic nvidia' % fake.root in fake.calls('modinfo')
-    assert fake.calls('apt-cache') == ['apt-cache -o Dir=%s pkgnames' % fake.root]
+    assert fake.calls('apt-cache') == [
+        'apt-cache -o Dir=%s pkgnames' % fake.root,
+        'apt-cache -o Dir=%s madison linux-headers-azure-fde linux-modules-nvidia-580-server-generic' % fake.root]
     assert fake.calls('dpkg-query') == [
-        'dpkg-query --admindir=%s/var/lib/dpkg -W -f ${Package}\\t${Status}\\t${Depends}\\n linux-image-*' % fake.root]
+        'dpkg-query --admindir=%s/var/lib/dpkg -W -f ${Package}\\t${Status}\\t${Depends}\\n linux-image-*' % fake.root,
+        'dpkg-query --admindir=%s/var/lib/dpkg -W -f ${Package}\\t${Status}\\t${Version}\\n linux-image-* '
+        'linux-headers-* linux-modules-nvidia-*' % fake.root]
     assert len(fake.calls('unmkinitramfs')) == 2
     assert os.listdir(str(fake.tmp)) == []          # the extracted images are removed
 
@@ -232,6 +259,13 @@ def test_debian_dkms_module_named_nvidia_current(fake, run_module):
     (fake.fake / 'pkgnames').write_text('linux-headers-6.1.0-50-cloud-amd64\nlinux-headers-cloud-amd64\n')
     (fake.fake / 'dpkg').write_text(
         'linux-image-cloud-amd64\tinstall ok installed\tlinux-image-6.1.0-50-cloud-amd64 (= 6.1.148-1)\n')
+    (fake.fake / 'dpkg-versions').write_text('linux-image-cloud-amd64\tinstall ok installed\t6.1.176-1\n')
+    # Debian's point release and its security pocket: the headers metapackage of the installed generation is taken
+    # (the newer one would also move linux-image-cloud-amd64, built from the same source, to a new kernel).
+    (fake.fake / 'madison').write_text(
+        'linux-headers-cloud-amd64 | 6.1.192-3 | http://deb.debian.org/debian-security bookworm-security/main amd64 '
+        'Packages\n'
+        'linux-headers-cloud-amd64 | 6.1.176-1 | http://deb.debian.org/debian bookworm/main amd64 Packages\n')
     result = run_module(nvidia_kernels.main, fake.args(branch='535', dkms_package='nvidia-tesla-535-kernel-dkms'))
     [kernel] = result['kernels']
     assert kernel['module']['filename'].endswith('/nvidia-current.ko') and kernel['module']['signer'] == ''
@@ -241,7 +275,8 @@ def test_debian_dkms_module_named_nvidia_current(fake, run_module):
         'modinfo -b %s -k 6.1.0-50-cloud-amd64 nvidia' % fake.root,
         'modinfo -b %s -k 6.1.0-50-cloud-amd64 nvidia-current' % fake.root]
     assert result['plan']['packages'] == ['linux-headers-6.1.0-50-cloud-amd64', 'nvidia-tesla-535-kernel-dkms']
-    assert result['plan']['metapackages'] == ['linux-headers-cloud-amd64']
+    assert result['plan']['metapackages'] == ['linux-headers-cloud-amd64=6.1.176-1']
+    assert result['plan']['notes'] == []
 
 
 def test_debian_prebuilt_is_refused(fake, run_module):
