@@ -77,3 +77,19 @@ def test_a_monitoring_server_on_debian_11_is_refused_while_its_alertmanager_cann
     ubuntu = run_playbook("gpu_monitoring_server_preflight.yml", "-e", "fake_distribution=Ubuntu", "-e", "fake_major=22",
                           inventory=inventory)
     assert ubuntu.returncode == 0, ubuntu.stdout + ubuntu.stderr
+
+
+@pytest.mark.parametrize("bake", [False, True])
+def test_a_host_without_an_nvidia_gpu_is_refused_unless_baking_an_image(tmp_path, bake):
+    (tmp_path / "bus" / "pci" / "devices").mkdir(parents=True)
+    result = run_playbook("nvidia_driver_no_gpu.yml", "--tags", "nvidia_driver_preflight",
+                          "-e", "nvidia_driver_sysfs_root=%s" % tmp_path, "-e", "nvidia_driver_bake=%s" % bake)
+    out = result.stdout + result.stderr
+    if bake:
+        # Negative control: the same host passes preflight when it bakes an image.
+        assert result.returncode == 0, out
+        assert "no NVIDIA GPU on the PCI bus" not in out, out
+    else:
+        assert result.returncode != 0, out
+        assert "has no NVIDIA GPU on the PCI bus" in out and "nvidia_driver_bake=true" in out, out
+        assert "Nothing was changed" in out, out
