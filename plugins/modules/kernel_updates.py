@@ -44,17 +44,8 @@ options:
       - Seconds after which each command is killed.
     type: int
     default: 120
-attributes:
-  check_mode:
-    support: full
-    description: The module only reads (dpkg-query, apt-get -s, uname); it runs the same way in check mode.
-  diff_mode:
-    support: none
-    description: Nothing changes, so there is nothing to diff.
-  platform:
-    support: full
-    platforms: posix
-    description: Debian and Ubuntu hosts (dpkg and apt).
+extends_documentation_fragment:
+  - gpuops.gpu_server.package_reader
 notes:
   - The module never reports a change.
   - It does not refresh the package lists. Run C(apt-get update) first (M(ansible.builtin.apt) with O(ansible.builtin.apt#module:update_cache=true)).

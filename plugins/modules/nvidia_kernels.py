@@ -122,17 +122,8 @@ options:
         is the slowest of them.
     type: int
     default: 120
-attributes:
-  check_mode:
-    support: full
-    description: The module only reads; it runs the same way in check mode.
-  diff_mode:
-    support: none
-    description: Nothing changes, so there is nothing to diff.
-  platform:
-    support: full
-    platforms: posix
-    description: Debian and Ubuntu hosts and images (initramfs-tools, apt and dpkg).
+extends_documentation_fragment:
+  - gpuops.gpu_server.package_reader
 notes:
   - The module never reports a change. The only thing it writes is the temporary directory that an initramfs is
     extracted into, which it removes.
