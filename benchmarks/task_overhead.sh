@@ -8,9 +8,10 @@
 # Usage, from the repository root after `make venv image`, with dockerd running:
 #   bash benchmarks/task_overhead.sh [MITOGEN_VERSION]     (default 0.3.54)
 # Numbers depend on the machine and its load; they are printed, never asserted.
-# Tried in Molecule itself (2026-12-01): with the instances' connection set to "docker" (provisioner.connection_options)
-# and mitogen_linear for every playbook, the docker driver's destroy playbook never saw its async deletion job end
-# (async_status retried 60 times and more), so the scenarios do not run under Mitogen as they are.
+# In Molecule (2026-12-01): with mitogen_linear for every playbook, the docker driver's own destroy playbook never saw
+# its async deletion job end (async_status retried 60 times and more). So scripts/mitogen/ansible-playbook leaves the
+# driver's create and destroy playbooks plain and runs the rest under Mitogen, with the instances' connection named
+# "docker": scripts/molecule-all.sh does so for every run but scripts/scenarios.py PLAIN_RUNS (site@debian12).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"

@@ -29,8 +29,15 @@ run_one() {
   # after its limit (scripts/scenarios.py --timeout; GPUOPS_RUN_TIMEOUT overrides) and tried once more; `molecule
   # test` begins with destroy, so the retry starts clean. The killed run's log is kept as <run>.timeout.log.
   limit=${GPUOPS_RUN_TIMEOUT:-$(python3 scripts/scenarios.py --timeout "$run")}
+  # Mitogen for every run but scripts/scenarios.py PLAIN_RUNS: the ansible-playbook of scripts/mitogen first on PATH,
+  # and the instances' connection named "docker" (.config/molecule/config.yml).
+  local path=$PATH strategy="" connection=community.docker.docker
+  if [[ -n "$(python3 scripts/scenarios.py --mitogen "$run")" ]]; then
+    path="$root/scripts/mitogen:$PATH" strategy=$mitogen_strategy connection=docker
+  fi
   for attempt in 1 2; do
-    GPUOPS_PLATFORM=$platform GPUOPS_TEST_IMAGE="local/$platform:latest" \
+    PATH=$path GPUOPS_MITOGEN_STRATEGY=$strategy GPUOPS_ANSIBLE_CONNECTION=$connection \
+      GPUOPS_PLATFORM=$platform GPUOPS_TEST_IMAGE="local/$platform:latest" \
       GPUOPS_SITE_CHECK_STEP=$(python3 scripts/scenarios.py --check-step "$run") \
       GPUOPS_SITE_IDEMPOTENCE_STEP=$(python3 scripts/scenarios.py --idempotence-step "$run") \
       MOLECULE_EPHEMERAL_DIRECTORY="$HOME/.cache/molecule/gpuops/$run" \
@@ -45,7 +52,9 @@ run_one() {
   else echo "=== scenario $run FAILED (exit $rc) in $(( $(date +%s) - start )) s: build/molecule/$run.log"; fi
 }
 export -f run_one
-export logs
+# Mitogen's strategy plugins, from the toolchain (requirements-dev.txt).
+mitogen_strategy="$(python3 -c 'import os, ansible_mitogen; print(os.path.join(os.path.dirname(ansible_mitogen.__file__), "plugins", "strategy"))')" || exit 1
+export logs root mitogen_strategy
 
 : >"$logs/results"
 start=$(date +%s)

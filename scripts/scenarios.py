@@ -51,6 +51,10 @@ VM_SCENARIOS = ["storage"]
 # 70 min; on a day as slow as b4050c7's (1.6 times) that passes CI's 90-minute limit. It goes back into `make test`
 # once CI's other runs are cheaper (issue 31).
 KERNEL_SCENARIOS = ["nvidia_driver_kernels"]
+# Runs under plain Ansible, as our users run the collection: site@debian12 (site.yml with the demo's inventory). Every
+# other run goes under Mitogen (scripts/mitogen/ansible-playbook: one Python interpreter per container instead of a
+# `docker exec` per task).
+PLAIN_RUNS = ["site@debian12"]
 
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "molecule")
 present = sorted(d for d in os.listdir(root) if os.path.isfile(os.path.join(root, d, "molecule.yml")))
@@ -87,6 +91,11 @@ def run_timeout(run):
     return max(900, 3 * SECONDS.get(run, SECONDS.get(run.partition("@")[0], UNKNOWN_SECONDS)))
 
 
+def mitogen(run):
+    """Whether RUN goes under Mitogen: every run but PLAIN_RUNS (a bare scenario name is its Debian 12 run)."""
+    return (run if "@" in run else "%s@%s" % (run, DEFAULT_PLATFORM)) not in PLAIN_RUNS
+
+
 def check_step(run):
     """The step that stands for the check pass of RUN."""
     return step(run, "check", SITE_CHECK_PLATFORMS)
@@ -100,6 +109,9 @@ def idempotence_step(run):
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--check-step"]:
         print(check_step(sys.argv[2]))
+        sys.exit(0)
+    if sys.argv[1:2] == ["--mitogen"]:
+        print("yes" if mitogen(sys.argv[2]) else "")
         sys.exit(0)
     if sys.argv[1:2] == ["--timeout"]:
         print(run_timeout(sys.argv[2]))
