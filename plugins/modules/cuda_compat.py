@@ -95,7 +95,7 @@ options:
   allow_unknown_branch:
     description:
       - A driver branch (or driver version) newer than the newest branch this collection knows (620) is a problem by
-        default, naming that newest branch: what GPUs, kernel module flavours and CUDA versions it supports cannot be
+        default, naming that newest branch, since what GPUs, kernel module flavours and CUDA versions it supports cannot be
         checked. With V(true) it is a note instead, and the other checks treat the branch by its number alone.
     type: bool
     default: false
