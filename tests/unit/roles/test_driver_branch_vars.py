@@ -124,6 +124,7 @@ def test_preflight_refuses_a_branch_newer_than_any_known_naming_the_newest_and_t
     assert got['task'] == 'Refuse a driver branch newer than any this collection knows'
     assert 'nvidia_driver_branch: driver branch 625 is newer than the newest branch known here (620)' in got['msg']
     assert 'set nvidia_driver_allow_unknown_branch to true to go on with branch 625 unchecked' in got['msg']
+    assert got['msg'].endswith('Nothing was changed.')
 
 
 def test_preflight_with_the_override_goes_on_to_what_the_platform_ships(ansible_play):
