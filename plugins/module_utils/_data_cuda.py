@@ -19,7 +19,10 @@ __metaclass__ = type
 # adding its row here.
 # 13.0 Update 2 .. 13.3 Update 1: the CUDA 13.3 Update 1 release notes' table. CUDA 13.4 and 13.5 are
 # published, but from 13.4 on the Linux driver is no longer bundled with the toolkit and the table's
-# Linux value for them could not be verified here: they are left out until someone reads it.
+# Linux value for them could not be verified here: they are left out until someone reads it. Whoever adds
+# them: NVIDIA versions the 13.4 GA release 13.4.1 ("the third digit is a build number and does not indicate an
+# update release", https://docs.nvidia.com/cuda/archive/13.4.1/cuda-toolkit-release-notes/index.html) and 13.4
+# Update 1 13.4.2, so from 13.4 on X.Y.U no longer spells "Update U" (see _compat.parse_cuda).
 # 13.3 GA and 13.3 Update 1 both list 610.43.02 (checked again 2026-12-03): Update 1 shipped no new
 # driver, NVIDIA's own installers bundle the same one, cuda_13.3.0_610.43.02_linux.run and
 # https://developer.download.nvidia.com/compute/cuda/13.3.1/local_installers/cuda_13.3.1_610.43.02_linux.run
