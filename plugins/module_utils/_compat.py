@@ -24,7 +24,7 @@ import re
 
 from ansible_collections.gpuops.gpu_server.plugins.module_utils._data_cuda import (
     CUDA_MINOR_COMPAT_MIN_DRIVER, CUDA_RELEASES, KNOWN_BRANCHES, LTS_BRANCHES, MINOR_COMPAT_LIMITS,
-    OPEN_KERNEL_MODULE_MIN_BRANCH)
+    OPEN_KERNEL_MODULE_MIN_BRANCH, PROPRIETARY_KERNEL_MODULE_END_BRANCH)
 from ansible_collections.gpuops.gpu_server.plugins.module_utils._data_gpu import (
     ARCHITECTURE_ALIASES, ARCHITECTURE_ROWS, CHIP_PREFIXES, PCI_IDS, PRODUCT_PATTERNS)
 from ansible_collections.gpuops.gpu_server.plugins.module_utils._data_torch import TORCH_CUDA_VARIANTS, TORCH_DROPS
@@ -32,6 +32,14 @@ from ansible_collections.gpuops.gpu_server.plugins.module_utils._data_torch impo
 # What a problem is about, named as cuda_compat names its options. The caller words each subject with its own
 # variable name (see word()); this module knows no role variable.
 SUBJECTS = ('cuda_version', 'driver_branch', 'driver_version', 'kernel_module', 'torch_version', 'architectures')
+# Switches a fix can name besides the subjects (worded the same way): the override of the refusal of a branch newer
+# than any in the tables.
+SWITCHES = ('allow_unknown_branch',)
+
+# The newest driver branch the tables know: a newer one is refused unless allow_unknown_branch says to go on.
+NEWEST_KNOWN_BRANCH = max(KNOWN_BRANCHES)
+# The newest known branch that still has proprietary kernel modules.
+LAST_PROPRIETARY_BRANCH = max(b for b in KNOWN_BRANCHES if b < PROPRIETARY_KERNEL_MODULE_END_BRANCH)
 
 
 class CompatError(ValueError):
@@ -332,6 +340,30 @@ def architectures_for_branch(branch):
     return [a for a in ARCHITECTURE_ORDER if not branch_architecture_problems(branch, a)]
 
 
+def unknown_branch_problem(branch):
+    """Why driver branch ``branch`` (any form :func:`driver_branch` reads) cannot be checked: it is newer than every
+    branch the tables know (NEWEST_KNOWN_BRANCH). None for a branch that is not newer."""
+    branch = driver_branch(branch)
+    if branch <= NEWEST_KNOWN_BRANCH:
+        return None
+    return ('driver branch %d is newer than the newest branch known here (%d): which GPUs, kernel module flavours and '
+            'CUDA versions it supports is not known, so it cannot be checked' % (branch, NEWEST_KNOWN_BRANCH))
+
+
+def branch_kernel_module_problem(branch, kernel_module):
+    """Why driver branch ``branch`` has no kernel modules of flavour ``kernel_module`` (``'open'`` or
+    ``'proprietary'``), or None when it has them."""
+    branch = driver_branch(branch)
+    if kernel_module == 'open' and branch < OPEN_KERNEL_MODULE_MIN_BRANCH:
+        return 'driver branch %d has no open kernel modules (they start with branch %d)' % (
+            branch, OPEN_KERNEL_MODULE_MIN_BRANCH)
+    if kernel_module == 'proprietary' and branch >= PROPRIETARY_KERNEL_MODULE_END_BRANCH:
+        return ('driver branch %d has no proprietary kernel modules (NVIDIA removed them with branch %d; the last '
+                'branch known here that has them is %d)' % (branch, PROPRIETARY_KERNEL_MODULE_END_BRANCH,
+                                                            LAST_PROPRIETARY_BRANCH))
+    return None
+
+
 # ---------------------------------------------------------------------------------------------
 # PCI device id -> product and architecture (exact lookup, no ranges)
 # ---------------------------------------------------------------------------------------------
@@ -458,12 +490,12 @@ def _problem(subject, message, fix):
     return {'subject': subject, 'message': message, 'fix': fix}
 
 
-_SUBJECT_RE = re.compile(r'\{(%s)\}' % '|'.join(SUBJECTS))
+_SUBJECT_RE = re.compile(r'\{(%s)\}' % '|'.join(SUBJECTS + SWITCHES))
 
 
 def word(text, names=None):
-    """``text`` with each ``{subject}`` replaced by the caller's name for it (``names``, a dict; a name that is not
-    a non-empty string is ignored), else the subject itself."""
+    """``text`` with each ``{subject}`` (one of SUBJECTS or SWITCHES) replaced by the caller's name for it (``names``,
+    a dict; a name that is not a non-empty string is ignored), else the subject itself."""
     if not isinstance(text, str):
         raise CompatError('expected the text of a problem or fix, got %s' % short_repr(text))
     if names is not None and not isinstance(names, dict):
@@ -520,6 +552,8 @@ def suggest_branch(cuda=None, architectures=None, kernel_module=None, allow_mino
             high = min(high, info['last_branch'])
     if kernel_module == 'open':
         low = max(low, OPEN_KERNEL_MODULE_MIN_BRANCH)
+    elif kernel_module == 'proprietary':
+        high = min(high, PROPRIETARY_KERNEL_MODULE_END_BRANCH - 1)
     for floor in floors or [0]:
         for pool in (LTS_BRANCHES, KNOWN_BRANCHES):
             fitting = [b for b in pool if max(low, floor) <= b <= high]
@@ -529,13 +563,16 @@ def suggest_branch(cuda=None, architectures=None, kernel_module=None, allow_mino
 
 
 def check(cuda=None, driver=None, branch=None, architectures=None, kernel_module=None, torch=None,
-          allow_minor=True):
+          allow_minor=True, allow_unknown_branch=False):
     """Answer "does this combination work?" with reasons and fixes.
 
     cuda: wanted CUDA toolkit (``'12.4'``); driver: an installed/pinned driver version
     (``'535.104.05'``); branch: a wanted driver branch (``'535'``), used when ``driver`` is not given;
     architectures: GPU architectures on the host; kernel_module: ``'open'`` or ``'proprietary'``;
     torch: a torch release, optionally with its local tag (``'2.4.1'``, ``'1.13.1+cu118'``).
+    allow_unknown_branch: go on with a driver branch newer than NEWEST_KNOWN_BRANCH (a note instead of a problem);
+    the checks then treat it as what its number says (newer than every architecture's last branch, no proprietary
+    kernel modules), nothing more.
 
     Returns ``{'ok', 'mode', 'problems': [{'subject', 'message', 'fix'}], 'notes',
     'suggested_driver_branch'}``. A problem's ``subject`` is one of SUBJECTS, its ``fix`` names subjects as
@@ -634,6 +671,15 @@ def check(cuda=None, driver=None, branch=None, architectures=None, kernel_module
                                          "set {cuda_version} to '%s' or newer" % info['first_cuda']))
 
     if drv_branch is not None:
+        unknown = unknown_branch_problem(drv_branch)
+        if unknown and allow_unknown_branch:
+            notes.append('%s; going on unchecked (allow_unknown_branch)' % unknown)
+        elif unknown:
+            fits = "; '%s' fits this selection" % suggestion if suggestion else ''
+            problems.append(_problem(drv_subject, unknown,
+                                     'set {driver_branch} to a branch known here (the newest is %d%s), or set '
+                                     '{allow_unknown_branch} to true to go on with branch %d unchecked'
+                                     % (NEWEST_KNOWN_BRANCH, fits, drv_branch)))
         for arch in archs:
             for reason in branch_architecture_problems(drv_branch, arch):
                 problems.append(_problem(drv_subject, reason, fix_branch))
@@ -641,11 +687,15 @@ def check(cuda=None, driver=None, branch=None, architectures=None, kernel_module
             if rec and drv_branch < rec and not branch_architecture_problems(drv_branch, arch):
                 notes.append('%s GPUs are supported from branch %d, NVIDIA recommends %d or newer'
                              % (arch, ARCHITECTURES[arch]['min_branch'], rec))
-        if kernel_module == 'open' and drv_branch < OPEN_KERNEL_MODULE_MIN_BRANCH:
-            problems.append(_problem('kernel_module', 'driver branch %d has no open kernel modules (they start '
-                                     'with branch %d)' % (drv_branch, OPEN_KERNEL_MODULE_MIN_BRANCH),
+        flavour = branch_kernel_module_problem(drv_branch, kernel_module)
+        if flavour and kernel_module == 'open':
+            problems.append(_problem('kernel_module', flavour,
                                      "set {kernel_module} to 'proprietary' or {driver_branch} to '%d' or newer"
                                      % OPEN_KERNEL_MODULE_MIN_BRANCH))
+        elif flavour:
+            problems.append(_problem('kernel_module', flavour,
+                                     "set {kernel_module} to 'open' (Turing or newer GPUs) or {driver_branch} to "
+                                     "'%d' or older" % LAST_PROPRIETARY_BRANCH))
 
     if kernel_module is not None:
         for arch in archs:

@@ -19,7 +19,14 @@ __metaclass__ = type
 # adding its row here.
 # 13.0 Update 2 .. 13.3 Update 1: the CUDA 13.3 Update 1 release notes' table. CUDA 13.4 and 13.5 are
 # published, but from 13.4 on the Linux driver is no longer bundled with the toolkit and the table's
-# Linux value for them could not be verified here: they are left out until someone reads it.
+# Linux value for them could not be verified here: they are left out until someone reads it. Whoever adds
+# them: NVIDIA versions the 13.4 GA release 13.4.1 ("the third digit is a build number and does not indicate an
+# update release", https://docs.nvidia.com/cuda/archive/13.4.1/cuda-toolkit-release-notes/index.html) and 13.4
+# Update 1 13.4.2, so from 13.4 on X.Y.U no longer spells "Update U" (see _compat.parse_cuda).
+# 13.3 GA and 13.3 Update 1 both list 610.43.02 (checked again 2026-12-03): Update 1 shipped no new
+# driver, NVIDIA's own installers bundle the same one, cuda_13.3.0_610.43.02_linux.run and
+# https://developer.download.nvidia.com/compute/cuda/13.3.1/local_installers/cuda_13.3.1_610.43.02_linux.run
+# (the installer name carries the bundled driver, as it did for every release up to 13.3.1).
 CUDA_RELEASES = (
     ('9.0', 'GA', '384.81'),
     ('9.1', 'GA', '390.46'),
@@ -98,7 +105,24 @@ MINOR_COMPAT_LIMITS = (
 # The first open kernel module release (R515, "NVIDIA Releases Open-Source GPU Kernel Modules", May 2022).
 OPEN_KERNEL_MODULE_MIN_BRANCH = 515
 
+# The first branch without proprietary kernel modules: NVIDIA Driver Installation Guide, Release 620 (Nov 09, 2026),
+# "Recent Updates: Proprietary Kernel Modules Removed", and its "Kernel Modules" page, which lists the open flavour
+# only (https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/620/kernel-modules.html). The Release 615
+# guide still has "Proprietary GPU Kernel Modules Installation"
+# (https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/615/pdf/Driver_Installation_Guide.pdf).
+PROPRIETARY_KERNEL_MODULE_END_BRANCH = 620
+
 # Datacenter branches, long-term support first (https://docs.nvidia.com/datacenter/tesla/drivers/,
 # "Supported Drivers and CUDA Toolkit Versions" and the lifecycle page): R470, R535, R580 are LTSB.
 LTS_BRANCHES = (470, 535, 580)
-KNOWN_BRANCHES = (450, 460, 470, 510, 515, 520, 525, 530, 535, 545, 550, 555, 560, 565, 570, 575, 580, 590, 595, 610)
+# Every branch NVIDIA published, oldest first; the newest is the newest a preflight accepts without
+# nvidia_driver_allow_unknown_branch. 450 .. 610: the driver release notes and the CUDA table above.
+# 615: NVIDIA's driver redistributable manifests redistrib_615.71.09.json (2026-09-09) and
+# redistrib_615.71.10.json (2026-10-19) under https://developer.download.nvidia.com/compute/nvidia-driver/redist/,
+# and the Driver Installation Guide, Release 615 (Sep 09, 2026); Ubuntu ships it as
+# nvidia-graphics-drivers-615[-server] 615.71.09 (jammy, noble and resolute -updates, multiverse).
+# 620: redistrib_620.70.06.json (release date 2026-11-04; its CUDA forward compatibility package is for
+# CUDA 13.5) and the Driver Installation Guide, Release 620 (Nov 09, 2026).
+# Left out: 616, which third-party notes call the developer driver of CUDA 13.4 (">= 616.00"): no NVIDIA
+# page or manifest for it could be read here.
+KNOWN_BRANCHES = (450, 460, 470, 510, 515, 520, 525, 530, 535, 545, 550, 555, 560, 565, 570, 575, 580, 590, 595, 610, 615, 620)

@@ -23,8 +23,9 @@ description:
   - "Knowledge used: the CUDA release notes' minimum driver per toolkit, CUDA minor version compatibility
     (11.x from 450.80.02, 12.x from 525.60.13, 13.x from 580), the last driver branch per architecture (Kepler 470;
     Maxwell, Pascal and Volta 580), the first (Hopper 520, Blackwell 570), the last CUDA per architecture (Kepler 11.8;
-    Maxwell, Pascal and Volta 12.9), open kernel modules (Turing or newer, required on Blackwell) and the CUDA wheels
-    PyTorch published per release."
+    Maxwell, Pascal and Volta 12.9), open kernel modules (Turing or newer, required on Blackwell), proprietary kernel
+    modules (none from branch 620), the driver branches NVIDIA published (up to 620) and the CUDA wheels PyTorch
+    published per release."
 author:
   - gpuops maintainers (@gpuops)
 extends_documentation_fragment:
@@ -91,12 +92,21 @@ options:
       - Accept a driver that runs the CUDA version only through minor version compatibility (with its limits, see C(notes)).
     type: bool
     default: true
+  allow_unknown_branch:
+    description:
+      - A driver branch (or driver version) newer than the newest branch this collection knows (620) is a problem by
+        default, naming that newest branch, since what GPUs, kernel module flavours and CUDA versions it supports cannot be
+        checked. With V(true) it is a note instead, and the other checks treat the branch by its number alone.
+    type: bool
+    default: false
+    version_added: 0.3.0
   variables:
     description:
       - "The caller's name for each subject a problem can be about, used to word RV(problems) and the failure
         message, for example V({cuda_version: cuda_toolkit_version, driver_branch: cuda_toolkit_driver_branch})."
       - "Subjects: V(cuda_version), V(driver_branch), V(driver_version), V(kernel_module), V(torch_version),
-        V(architectures), V(gpus). A subject left out is named as this module's option of that name."
+        V(architectures), V(gpus), and the switch V(allow_unknown_branch) that a fix can name. A subject left out is
+        named as this module's option of that name."
     type: dict
     default: {}
     version_added: 0.2.0
@@ -213,6 +223,8 @@ from ansible_collections.gpuops.gpu_server.plugins.module_utils._module import g
 
 # What a problem can be about: the check's subjects, plus the GPUs this module could not identify.
 SUBJECTS = _compat.SUBJECTS + ('gpus',)
+# What a fix can name: the subjects, and the switches the caller may want worded with its own names.
+NAMES = SUBJECTS + _compat.SWITCHES
 
 VERSION_OPTIONS = (
     ('cuda_version', _compat.CUDA_FORM),
@@ -242,6 +254,7 @@ def main():
             gpus=dict(type='list', elements='dict'),
             allow_minor_compat=dict(type='bool', default=True),
             allow_unknown_gpus=dict(type='bool', default=False),
+            allow_unknown_branch=dict(type='bool', default=False),
             fail_on_incompatible=dict(type='bool', default=True),
             variables=dict(type='dict', default={}),
         ),
@@ -249,10 +262,10 @@ def main():
     )
     p = dict(module.params)
     wrong = ['%s=%r' % (k, v) for k, v in p['variables'].items()
-             if k not in SUBJECTS or not isinstance(v, str) or not v.strip()]
+             if k not in NAMES or not isinstance(v, str) or not v.strip()]
     if wrong:
         module.fail_json(msg='cuda_compat: variables maps each subject (%s) to a variable name; got %s'
-                             % (', '.join(SUBJECTS), ', '.join(sorted(wrong))))
+                             % (', '.join(NAMES), ', '.join(sorted(wrong))))
     # Versions are strings: an unquoted YAML number lost its trailing zeros (12.10 -> 12.1) and is refused.
     for name, form in VERSION_OPTIONS:
         if p[name] is not None:
@@ -281,7 +294,7 @@ def main():
     try:
         result = _compat.check(cuda=p['cuda_version'], driver=driver, branch=p['driver_branch'],
                                architectures=archs, kernel_module=p['kernel_module'], torch=p['torch_version'],
-                               allow_minor=p['allow_minor_compat'])
+                               allow_minor=p['allow_minor_compat'], allow_unknown_branch=p['allow_unknown_branch'])
     except ValueError as e:
         loaded = driver is not None and p['driver_version'] is None
         module.fail_json(msg='cuda_compat: %s%s' % (e, ' (the driver version is the one nvidia-smi reports for the '

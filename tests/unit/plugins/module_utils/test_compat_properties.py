@@ -57,7 +57,8 @@ PUBLIC = [
     ('architectures_for_branch', 1), ('normalize_pci_id', 1), ('pci_id_info', 1), ('chip_architecture', 1),
     ('product_architecture', 1), ('gpu_architecture', 1), ('parse_torch', 1), ('torch_cuda_variants', 1),
     ('cuda_tag', 1), ('tag_cuda', 1), ('torch_missing_architectures', 2), ('word', 1), ('word', 2),
-    ('suggest_branch', 4), ('check', 7), ('known_cuda_versions', 0), ('short_repr', 1),
+    ('suggest_branch', 4), ('check', 8), ('known_cuda_versions', 0), ('short_repr', 1),
+    ('unknown_branch_problem', 1), ('branch_kernel_module_problem', 2),
 ]
 
 
@@ -93,7 +94,7 @@ def test_public_function_answers_or_raises_compat_error(name, arity):
 @given(st.fixed_dictionaries({}, optional=dict(
     cuda=st.one_of(version_like, junk), driver=st.one_of(version_like, junk), branch=st.one_of(version_like, junk),
     architectures=architectures, kernel_module=st.one_of(st.sampled_from(['open', 'proprietary']), junk),
-    torch=st.one_of(version_like, junk), allow_minor=junk)))
+    torch=st.one_of(version_like, junk), allow_minor=junk, allow_unknown_branch=junk)))
 def test_check_answers_in_shape_or_raises_compat_error(kwargs):
     result = _answers_or_refuses(c.check, **kwargs)
     if isinstance(result, c.CompatError):
