@@ -545,121 +545,36 @@ def check(cuda=None, driver=None, branch=None, architectures=None, kernel_module
 
     Malformed versions are errors, not problems (CompatError, saying what form is expected), and so is a driver
     version of another branch than ``branch``: which of the two is meant cannot be told.
-    """
-    cuda = _strict(cuda, 'CUDA version', CUDA_FORM, parse_cuda)
-    driver = _strict(driver, 'driver version', DRIVER_FORM, parse_driver_version)
-    branch = _strict(branch, 'driver branch', BRANCH_FORM, driver_branch)
-    torch = _strict(torch, 'torch version', TORCH_FORM, parse_torch)
-    if driver is not None and branch is not None and driver_branch(driver) != driver_branch(branch):
-        raise CompatError('driver version %r is a release of branch %d, but the driver branch is %r (branch %d): '
-                          'they contradict each other; give the one that is meant, or both of the same branch'
-                          % (driver, driver_branch(driver), branch, driver_branch(branch)))
-    problems = []
-    notes = []
-    archs = []
-    for arch in _architecture_list(architectures):
-        canon = canonical_architecture(arch)
-        if canon is None:
-            problems.append(_problem('architectures', 'unknown GPU architecture %s' % short_repr(arch),
-                                     'use one of: %s' % ', '.join(ARCHITECTURE_ORDER)))
-        elif canon not in archs:
-            archs.append(canon)
-    if kernel_module not in (None, 'open', 'proprietary'):
-        problems.append(_problem('kernel_module', 'kernel module flavour %s is neither open nor proprietary'
-                                 % short_repr(kernel_module), "set {kernel_module} to 'open' or 'proprietary'"))
-        kernel_module = None
 
-    # The driver side: an exact version when known, else the wanted branch.
-    drv_branch = None
-    drv_subject = 'driver_branch'
-    if driver is not None:
-        drv_branch = driver_branch(driver)
-        drv_subject = 'driver_version' if branch is None else 'driver_branch'
-    elif branch is not None:
-        drv_branch = driver_branch(branch)
+    The steps, in the order their problems and notes are reported: the architectures and the kernel module
+    flavour as given, CUDA against the driver side, CUDA against the architectures, the driver branch against the
+    architectures and the kernel module flavour, the flavour against the architectures, torch, and last a
+    combination that no known branch satisfies.
+    """
+    cuda, driver, branch, torch = _checked_versions(cuda, driver, branch, torch)
+    archs, problems = _known_architectures(architectures)
+    kernel_module, flavour_problems = _kernel_module_flavour(kernel_module)
+    problems.extend(flavour_problems)
+    notes = []
+    drv_branch, drv_subject = _driver_side(driver, branch)
     suggestion = suggest_branch(cuda, archs, kernel_module, allow_minor)
-    fix_branch = ("set {driver_branch} to '%s'" % suggestion) if suggestion else \
-        'no single driver branch satisfies every constraint: split the hosts or change the CUDA version'
+    fix_branch = _branch_fix(suggestion)
 
     mode = None
     if cuda is not None:
-        cuda_known = True
-        try:
-            toolkit_min = cuda_min_driver(cuda, 'toolkit')
-        except CompatError as e:
-            cuda_known = False
-            toolkit_min = None
-            problems.append(_problem('cuda_version', str(e), 'use one of the known CUDA versions'))
-        major = parse_cuda(cuda)[0]
-        minor_min = CUDA_MINOR_COMPAT_MIN_DRIVER.get(major)
-        if cuda_known and drv_branch is not None:
-            if driver is not None:
-                mode = cuda_driver_mode(driver, cuda)
-                have = 'driver %s' % driver
-            else:
-                # A branch's releases all share its major number: judge by branch.
-                if drv_branch >= driver_branch(toolkit_min):
-                    mode = 'full'
-                    if drv_branch == driver_branch(toolkit_min):
-                        notes.append('CUDA %s needs at least driver %s: install a release of branch %d that is '
-                                     'not older' % (cuda, toolkit_min, drv_branch))
-                elif minor_min is not None and drv_branch >= driver_branch(minor_min):
-                    mode = 'minor'
-                else:
-                    mode = 'none'
-                have = 'driver branch %d' % drv_branch
-            if mode == 'minor':
-                notes.append('%s runs CUDA %s only through minor version compatibility (needs >= %s, full '
-                             'support needs >= %s)' % (have, cuda, minor_min, toolkit_min))
-                notes.extend(MINOR_COMPAT_LIMITS)
-                if not allow_minor:
-                    problems.append(_problem(drv_subject, '%s supports CUDA %s only through minor version '
-                                             'compatibility; full support needs driver >= %s'
-                                             % (have, cuda, toolkit_min), fix_branch))
-            elif mode == 'none':
-                need = toolkit_min
-                if minor_min is not None and minor_min != toolkit_min:
-                    need = '%s (or >= %s with minor version compatibility)' % (toolkit_min, minor_min)
-                problems.append(_problem(drv_subject, '%s is too old for CUDA %s: it needs driver >= %s'
-                                         % (have, cuda, need), fix_branch))
-        for arch in archs:
-            info = ARCHITECTURES[arch]
-            if info['last_cuda'] is not None and compare_versions(cuda_major_minor(cuda), info['last_cuda']) > 0:
-                problems.append(_problem('cuda_version', 'CUDA %s does not support %s GPUs: the last CUDA that does '
-                                         'is %s' % (cuda, arch, info['last_cuda']),
-                                         "set {cuda_version} to '%s' or older" % info['last_cuda']))
-            if compare_versions(cuda_major_minor(cuda), info['first_cuda']) < 0:
-                problems.append(_problem('cuda_version', 'CUDA %s predates %s GPUs: they need CUDA %s or newer'
-                                         % (cuda, arch, info['first_cuda']),
-                                         "set {cuda_version} to '%s' or newer" % info['first_cuda']))
-
+        mode, found, said = _cuda_driver_findings(cuda, driver, drv_branch, drv_subject, fix_branch, allow_minor)
+        problems.extend(found)
+        notes.extend(said)
+        problems.extend(_cuda_architecture_problems(cuda, archs))
     if drv_branch is not None:
-        for arch in archs:
-            for reason in branch_architecture_problems(drv_branch, arch):
-                problems.append(_problem(drv_subject, reason, fix_branch))
-            rec = RECOMMENDED_MIN_BRANCH.get(arch)
-            if rec and drv_branch < rec and not branch_architecture_problems(drv_branch, arch):
-                notes.append('%s GPUs are supported from branch %d, NVIDIA recommends %d or newer'
-                             % (arch, ARCHITECTURES[arch]['min_branch'], rec))
-        if kernel_module == 'open' and drv_branch < OPEN_KERNEL_MODULE_MIN_BRANCH:
-            problems.append(_problem('kernel_module', 'driver branch %d has no open kernel modules (they start '
-                                     'with branch %d)' % (drv_branch, OPEN_KERNEL_MODULE_MIN_BRANCH),
-                                     "set {kernel_module} to 'proprietary' or {driver_branch} to '%d' or newer"
-                                     % OPEN_KERNEL_MODULE_MIN_BRANCH))
-
+        found, said = _branch_architecture_findings(drv_branch, drv_subject, archs, fix_branch)
+        problems.extend(found)
+        notes.extend(said)
+        problems.extend(_open_module_branch_problems(drv_branch, kernel_module))
     if kernel_module is not None:
-        for arch in archs:
-            need = ARCHITECTURES[arch]['open_kernel_module']
-            if kernel_module == 'open' and need == 'unsupported':
-                problems.append(_problem('kernel_module', 'the open kernel modules do not support %s GPUs '
-                                         '(Turing or newer only)' % arch, "set {kernel_module} to 'proprietary'"))
-            if kernel_module == 'proprietary' and need == 'required':
-                problems.append(_problem('kernel_module', '%s GPUs are supported only by the open kernel '
-                                         'modules' % arch, "set {kernel_module} to 'open'"))
-
+        problems.extend(_kernel_module_architecture_problems(kernel_module, archs))
     if torch is not None:
         problems.extend(_check_torch(torch, cuda, driver, drv_branch, archs, notes))
-
     if suggestion is None and drv_branch is None and (cuda is not None or archs) and not problems:
         problems.append(_problem('driver_branch', 'no known driver branch satisfies CUDA %s with %s GPUs'
                                  % (cuda or 'any', ', '.join(archs) or 'these'), fix_branch))
@@ -670,6 +585,159 @@ def check(cuda=None, driver=None, branch=None, architectures=None, kernel_module
         'notes': notes,
         'suggested_driver_branch': suggestion,
     }
+
+
+def _checked_versions(cuda, driver, branch, torch):
+    """``(cuda, driver, branch, torch)`` as text once their forms are proved (None stays None).
+
+    CompatError for a malformed version, and for a driver version of another branch than ``branch``.
+    """
+    cuda = _strict(cuda, 'CUDA version', CUDA_FORM, parse_cuda)
+    driver = _strict(driver, 'driver version', DRIVER_FORM, parse_driver_version)
+    branch = _strict(branch, 'driver branch', BRANCH_FORM, driver_branch)
+    torch = _strict(torch, 'torch version', TORCH_FORM, parse_torch)
+    if driver is not None and branch is not None and driver_branch(driver) != driver_branch(branch):
+        raise CompatError('driver version %r is a release of branch %d, but the driver branch is %r (branch %d): '
+                          'they contradict each other; give the one that is meant, or both of the same branch'
+                          % (driver, driver_branch(driver), branch, driver_branch(branch)))
+    return cuda, driver, branch, torch
+
+
+def _known_architectures(architectures):
+    """``(canonical names, each once, in the order given; problems naming the unknown ones)``."""
+    archs, problems = [], []
+    for arch in _architecture_list(architectures):
+        canon = canonical_architecture(arch)
+        if canon is None:
+            problems.append(_problem('architectures', 'unknown GPU architecture %s' % short_repr(arch),
+                                     'use one of: %s' % ', '.join(ARCHITECTURE_ORDER)))
+        elif canon not in archs:
+            archs.append(canon)
+    return archs, problems
+
+
+def _kernel_module_flavour(kernel_module):
+    """``(flavour, problems)``: ``'open'``, ``'proprietary'`` or None; anything else is a problem and judged as None."""
+    if kernel_module in (None, 'open', 'proprietary'):
+        return kernel_module, []
+    return None, [_problem('kernel_module', 'kernel module flavour %s is neither open nor proprietary'
+                           % short_repr(kernel_module), "set {kernel_module} to 'open' or 'proprietary'")]
+
+
+def _driver_side(driver, branch):
+    """``(branch number or None, subject of its problems)``: an exact driver version when known, else the wanted
+    branch. A driver version's problems are about the branch when a branch was given too."""
+    if driver is not None:
+        return driver_branch(driver), 'driver_version' if branch is None else 'driver_branch'
+    if branch is not None:
+        return driver_branch(branch), 'driver_branch'
+    return None, 'driver_branch'
+
+
+def _branch_fix(suggestion):
+    """The fix of a driver side problem: the suggested branch, or why there is none."""
+    if suggestion:
+        return "set {driver_branch} to '%s'" % suggestion
+    return 'no single driver branch satisfies every constraint: split the hosts or change the CUDA version'
+
+
+def _branch_cuda_mode(drv_branch, toolkit_min, minor_min):
+    """How every release of a branch runs a CUDA version whose minimum drivers are ``toolkit_min`` (full) and
+    ``minor_min`` (minor version compatibility, or None): a branch's releases all share its major number."""
+    if drv_branch >= driver_branch(toolkit_min):
+        return 'full'
+    if minor_min is not None and drv_branch >= driver_branch(minor_min):
+        return 'minor'
+    return 'none'
+
+
+def _cuda_driver_findings(cuda, driver, drv_branch, drv_subject, fix_branch, allow_minor):
+    """``(mode, problems, notes)`` of CUDA ``cuda`` on the driver side (mode None when there is none to judge, or
+    when the CUDA version is unknown: that is the problem then)."""
+    try:
+        toolkit_min = cuda_min_driver(cuda, 'toolkit')
+    except CompatError as e:
+        return None, [_problem('cuda_version', str(e), 'use one of the known CUDA versions')], []
+    if drv_branch is None:
+        return None, [], []
+    minor_min = CUDA_MINOR_COMPAT_MIN_DRIVER.get(parse_cuda(cuda)[0])
+    problems, notes = [], []
+    if driver is not None:
+        mode = cuda_driver_mode(driver, cuda)
+        have = 'driver %s' % driver
+    else:
+        mode = _branch_cuda_mode(drv_branch, toolkit_min, minor_min)
+        have = 'driver branch %d' % drv_branch
+        if mode == 'full' and drv_branch == driver_branch(toolkit_min):
+            notes.append('CUDA %s needs at least driver %s: install a release of branch %d that is not older'
+                         % (cuda, toolkit_min, drv_branch))
+    if mode == 'minor':
+        notes.append('%s runs CUDA %s only through minor version compatibility (needs >= %s, full support needs '
+                     '>= %s)' % (have, cuda, minor_min, toolkit_min))
+        notes.extend(MINOR_COMPAT_LIMITS)
+        if not allow_minor:
+            problems.append(_problem(drv_subject, '%s supports CUDA %s only through minor version compatibility; '
+                                     'full support needs driver >= %s' % (have, cuda, toolkit_min), fix_branch))
+    elif mode == 'none':
+        need = toolkit_min
+        if minor_min is not None and minor_min != toolkit_min:
+            need = '%s (or >= %s with minor version compatibility)' % (toolkit_min, minor_min)
+        problems.append(_problem(drv_subject, '%s is too old for CUDA %s: it needs driver >= %s' % (have, cuda, need),
+                                 fix_branch))
+    return mode, problems, notes
+
+
+def _cuda_architecture_problems(cuda, archs):
+    """CUDA ``cuda`` against each architecture's first and last CUDA."""
+    problems = []
+    for arch in archs:
+        info = ARCHITECTURES[arch]
+        if info['last_cuda'] is not None and compare_versions(cuda_major_minor(cuda), info['last_cuda']) > 0:
+            problems.append(_problem('cuda_version', 'CUDA %s does not support %s GPUs: the last CUDA that does '
+                                     'is %s' % (cuda, arch, info['last_cuda']),
+                                     "set {cuda_version} to '%s' or older" % info['last_cuda']))
+        if compare_versions(cuda_major_minor(cuda), info['first_cuda']) < 0:
+            problems.append(_problem('cuda_version', 'CUDA %s predates %s GPUs: they need CUDA %s or newer'
+                                     % (cuda, arch, info['first_cuda']),
+                                     "set {cuda_version} to '%s' or newer" % info['first_cuda']))
+    return problems
+
+
+def _branch_architecture_findings(drv_branch, drv_subject, archs, fix_branch):
+    """``(problems, notes)`` of a driver branch against each architecture: supported at all, and recommended."""
+    problems, notes = [], []
+    for arch in archs:
+        reasons = branch_architecture_problems(drv_branch, arch)
+        problems.extend(_problem(drv_subject, reason, fix_branch) for reason in reasons)
+        rec = RECOMMENDED_MIN_BRANCH.get(arch)
+        if rec and drv_branch < rec and not reasons:
+            notes.append('%s GPUs are supported from branch %d, NVIDIA recommends %d or newer'
+                         % (arch, ARCHITECTURES[arch]['min_branch'], rec))
+    return problems, notes
+
+
+def _open_module_branch_problems(drv_branch, kernel_module):
+    """The open kernel modules asked of a branch older than the first that has them."""
+    if kernel_module == 'open' and drv_branch < OPEN_KERNEL_MODULE_MIN_BRANCH:
+        return [_problem('kernel_module', 'driver branch %d has no open kernel modules (they start with branch %d)'
+                         % (drv_branch, OPEN_KERNEL_MODULE_MIN_BRANCH),
+                         "set {kernel_module} to 'proprietary' or {driver_branch} to '%d' or newer"
+                         % OPEN_KERNEL_MODULE_MIN_BRANCH)]
+    return []
+
+
+def _kernel_module_architecture_problems(kernel_module, archs):
+    """The kernel module flavour against each architecture: open unsupported before Turing, required on Blackwell."""
+    problems = []
+    for arch in archs:
+        need = ARCHITECTURES[arch]['open_kernel_module']
+        if kernel_module == 'open' and need == 'unsupported':
+            problems.append(_problem('kernel_module', 'the open kernel modules do not support %s GPUs '
+                                     '(Turing or newer only)' % arch, "set {kernel_module} to 'proprietary'"))
+        if kernel_module == 'proprietary' and need == 'required':
+            problems.append(_problem('kernel_module', '%s GPUs are supported only by the open kernel '
+                                     'modules' % arch, "set {kernel_module} to 'open'"))
+    return problems
 
 
 def _check_torch(torch, cuda, driver, drv_branch, archs, notes):
