@@ -6,7 +6,7 @@
 """What works with what: CUDA, drivers, GPU architectures, kernel modules, PyTorch wheels.
 
 The knowledge is data, in _data_cuda.py, _data_gpu.py and _data_torch.py (each table with its source); this
-file is the logic that reads it. Functions answer questions with reasons, never bare booleans where a user
+file is the logic that reads it (the exact PCI id, chip and product name lookups are in _gpu_lookup.py). Functions answer questions with reasons, never bare booleans where a user
 needs to know what to change, and in neutral terms: a problem names its subject (SUBJECTS), never a role
 variable; the caller words it.
 
@@ -25,8 +25,10 @@ import re
 from ansible_collections.gpuops.gpu_server.plugins.module_utils._data_cuda import (
     CUDA_MINOR_COMPAT_MIN_DRIVER, CUDA_RELEASES, KNOWN_BRANCHES, LTS_BRANCHES, MINOR_COMPAT_LIMITS,
     OPEN_KERNEL_MODULE_MIN_BRANCH)
-from ansible_collections.gpuops.gpu_server.plugins.module_utils._data_gpu import (
-    ARCHITECTURE_ALIASES, ARCHITECTURE_ROWS, CHIP_PREFIXES, PCI_IDS, PRODUCT_PATTERNS)
+from ansible_collections.gpuops.gpu_server.plugins.module_utils._data_gpu import ARCHITECTURE_ALIASES, ARCHITECTURE_ROWS
+# gpu_architecture() asks these; callers of _compat (cuda_compat, the gpu filters) reach them here too.
+from ansible_collections.gpuops.gpu_server.plugins.module_utils._gpu_lookup import (
+    chip_architecture, normalize_pci_id, pci_id_info, product_architecture)
 from ansible_collections.gpuops.gpu_server.plugins.module_utils._data_torch import TORCH_CUDA_VARIANTS, TORCH_DROPS
 
 # What a problem is about, named as cuda_compat names its options. The caller words each subject with its own
@@ -333,60 +335,8 @@ def architectures_for_branch(branch):
 
 
 # ---------------------------------------------------------------------------------------------
-# PCI device id -> product and architecture (exact lookup, no ranges)
+# PCI device id, chip code name or product name -> architecture (the lookups live in _gpu_lookup.py)
 # ---------------------------------------------------------------------------------------------
-
-_PCI_ID_RE = re.compile(r'(?:0x)?([0-9a-f]{4})[:\s]+(?:0x)?([0-9a-f]{4})\Z', re.ASCII)
-
-
-def normalize_pci_id(text):
-    """``'10DE:2330'``, ``'0x10de 0x2330'`` -> ``'10de:2330'``; None when not a PCI vendor:device id."""
-    if not isinstance(text, str):
-        return None
-    m = _PCI_ID_RE.match(text.strip().lower())
-    if not m:
-        return None
-    return '%s:%s' % (m.group(1), m.group(2))
-
-
-def pci_id_info(pci_id):
-    """``{'product', 'architecture', 'kind'}`` for a known id, None otherwise (exact lookup only)."""
-    key = normalize_pci_id(pci_id)
-    if key is None or key not in PCI_IDS:
-        return None
-    product, arch, kind = PCI_IDS[key]
-    return {'pci_device_id': key, 'product': product, 'architecture': arch, 'kind': kind}
-
-
-# ---------------------------------------------------------------------------------------------
-# Product name -> architecture
-# ---------------------------------------------------------------------------------------------
-
-# re.ASCII: \d is [0-9], and re.I does not fold the Kelvin sign into a K.
-_PRODUCT_RES = tuple((re.compile(pattern, re.I | re.ASCII), arch) for pattern, arch in PRODUCT_PATTERNS)
-_CHIP_RE = re.compile(r'\s*(?P<chip>(?P<prefix>%s)[0-9]{3}[A-Z]*)(?![0-9A-Za-z])'
-                      % '|'.join(p for p, _a in CHIP_PREFIXES), re.ASCII)
-
-
-def chip_architecture(name):
-    """Architecture of a chip code name at the start of ``name`` (``'GP108 [GeForce GT 1030]'``), or None."""
-    if not isinstance(name, str):
-        return None
-    m = _CHIP_RE.match(name)
-    if not m:
-        return None
-    return dict(CHIP_PREFIXES)[m.group('prefix')]
-
-
-def product_architecture(name):
-    """Architecture of a product name as nvidia-smi prints it (``'NVIDIA H100 80GB HBM3'``), or None."""
-    if not isinstance(name, str) or not name.strip():
-        return None
-    for pattern, arch in _PRODUCT_RES:
-        if pattern.search(name):
-            return arch
-    return None
-
 
 def gpu_architecture(pci_id_or_name):
     """Architecture from a PCI id (``10de:2330``), a chip code name (``GP108``) or a product name; None when unknown."""
