@@ -6,9 +6,9 @@
 """What works with what: CUDA, drivers, GPU architectures, kernel modules, PyTorch wheels.
 
 The knowledge is data, in _data_cuda.py, _data_gpu.py and _data_torch.py (each table with its source); this
-file is the logic that reads it (the exact PCI id, chip and product name lookups are in _gpu_lookup.py). Functions answer questions with reasons, never bare booleans where a user
-needs to know what to change, and in neutral terms: a problem names its subject (SUBJECTS), never a role
-variable; the caller words it.
+file is the logic that reads it (the exact PCI id, chip and product name lookups are in _gpu_lookup.py).
+Functions answer questions with reasons, never bare booleans where a user needs to know what to change, and in
+neutral terms: a problem names its subject (SUBJECTS), never a role variable; the caller words it.
 
 No input makes a public function raise anything but CompatError (a ValueError) with a message that names what
 is wrong and the form expected: versions are read from ASCII digits only (``int()``, ``str.isdigit()`` and a
