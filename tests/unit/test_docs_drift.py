@@ -91,12 +91,10 @@ def _strings(node, key=None):
     """``(key, text)`` of every string in a YAML document, with the key (or list's key) it sits under."""
     if isinstance(node, dict):
         for k, v in node.items():
-            for item in _strings(v, k):
-                yield item
+            yield from _strings(v, k)
     elif isinstance(node, list):
         for v in node:
-            for item in _strings(v, key):
-                yield item
+            yield from _strings(v, key)
     elif isinstance(node, str):
         yield key, node
 
@@ -215,16 +213,12 @@ def _values_of(node, wanted):
     if isinstance(node, dict):
         for k, v in node.items():
             if k == wanted:
-                for item in ([v] if isinstance(v, str) else v if isinstance(v, list) else []):
-                    if isinstance(item, str):
-                        yield item
+                yield from (item for item in (v if isinstance(v, list) else [v]) if isinstance(item, str))
             else:
-                for item in _values_of(v, wanted):
-                    yield item
+                yield from _values_of(v, wanted)
     elif isinstance(node, list):
         for v in node:
-            for item in _values_of(v, wanted):
-                yield item
+            yield from _values_of(v, wanted)
 
 
 def _module_fields(path):

@@ -388,7 +388,7 @@ def test_html_escapes_machine_text():
                              'message': '"><img src=x onerror=alert(2)> {{ lookup("pipe", "id") }} {% if %}'})
     result['nvidia']['gpus'][0]['name'] = '<b onmouseover=alert(3)>H200</b>'
     page = _fleet_render.to_html(_fleet.build({HOSTILE: result}, [{'host': '<iframe>', 'error': '</td></tr></table>'}],
-                                       window='"><script>'))
+                                              window='"><script>'))
     parser = parse_page(page)
     tags = [t for t, a in parser.tags]
     assert tags.count('script') == 1 and 'img' not in tags and 'iframe' not in tags and 'b' not in tags
