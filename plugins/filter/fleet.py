@@ -12,6 +12,7 @@ __metaclass__ = type
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _fleet
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _fleet_render
 
 
 def _call(name, function, *args, **kwargs):
@@ -28,17 +29,17 @@ def fleet_report(results, unreachable=None, window=None, generated=None):
 
 def fleet_report_markdown(report):
     """The report as a Markdown document."""
-    return _call('fleet_report_markdown', _fleet.to_markdown, report)
+    return _call('fleet_report_markdown', _fleet_render.to_markdown, report)
 
 
 def fleet_report_html(report):
     """The report as one self-contained HTML page."""
-    return _call('fleet_report_html', _fleet.to_html, report)
+    return _call('fleet_report_html', _fleet_render.to_html, report)
 
 
 def fleet_report_summary(report):
     """The report as the lines of a one-screen console summary."""
-    return _call('fleet_report_summary', _fleet.console_summary, report)
+    return _call('fleet_report_summary', _fleet_render.console_summary, report)
 
 
 class FilterModule(object):

@@ -68,9 +68,10 @@ def format_argv(argv):
     return ' '.join(shlex.quote(str(a)) for a in argv)
 
 
-def command_env(extra=None):
-    """The environment for a child: this process's, with the C locale forced so output is parseable."""
-    env = dict(os.environ)
+def command_env(extra=None, inherit=True):
+    """The environment for a child: this process's (none of it with ``inherit`` false) with the C locale forced so
+    output is parseable, then ``extra`` over it."""
+    env = dict(os.environ) if inherit else {}
     env['LC_ALL'] = 'C'
     env['LANG'] = 'C'
     env.pop('LANGUAGE', None)
@@ -79,7 +80,7 @@ def command_env(extra=None):
     return env
 
 
-def run(argv, timeout=30, env=None, max_bytes=MAX_OUTPUT_BYTES):
+def run(argv, timeout=30, env=None, max_bytes=MAX_OUTPUT_BYTES, stdin=None, inherit_env=True):
     """Run ``argv`` (a list, never a shell string) and return ``(rc, stdout, stderr)`` as text.
 
     ``LC_ALL=C`` is forced. ``timeout`` is a hard limit on the whole call: the command runs in its own
@@ -87,27 +88,33 @@ def run(argv, timeout=30, env=None, max_bytes=MAX_OUTPUT_BYTES):
     child which escaped the group with ``setsid`` may hold back), and at the deadline the group is
     killed and CommandTimeout raised. More than ``max_bytes`` of stdout plus stderr kills it as well and
     raises CommandOutputTooLarge. CommandNotFound when the executable cannot be started.
+
+    ``env`` updates this process's environment for the command; with ``inherit_env`` false it is all of it, with
+    the C locale where it sets none. ``stdin`` (text or bytes) is written to the command's standard input, which is
+    then closed (a secret travels this way, never in argv); None gives it /dev/null.
     """
     if isinstance(argv, (str, bytes)):
         raise TypeError('argv must be a list of arguments, not a string')
     argv = [str(a) for a in argv]
     if timeout is None or timeout <= 0:
         raise ValueError('timeout must be a positive number of seconds, got %r' % (timeout,))
+    if stdin is not None and not isinstance(stdin, bytes):
+        stdin = str(stdin).encode('utf-8')
     deadline = time.monotonic() + timeout
     try:
         proc = subprocess.Popen(
             argv,
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            env=command_env(env),
+            env=command_env(env, inherit=inherit_env),
             close_fds=True,
             start_new_session=True,   # so that a timeout kills the command's children too
         )
     except OSError as e:
         raise CommandNotFound(argv, e.strerror or str(e))
     try:
-        out, err, state = _collect(proc, deadline, max_bytes)
+        out, err, state = _collect(proc, deadline, max_bytes, stdin)
         if state == 'eof':
             try:
                 proc.wait(timeout=max(0.0, deadline - time.monotonic()))
@@ -125,8 +132,9 @@ def run(argv, timeout=30, env=None, max_bytes=MAX_OUTPUT_BYTES):
     return proc.returncode, _text(out), _text(err)
 
 
-def _collect(proc, deadline, max_bytes):
-    """Read stdout and stderr until both end, the deadline passes or ``max_bytes`` are exceeded.
+def _collect(proc, deadline, max_bytes, data=None):
+    """Write ``data`` to stdin (then close it), read stdout and stderr until both end, the deadline passes or
+    ``max_bytes`` are exceeded.
 
     Returns ``(stdout bytes, stderr bytes, state)``, state ``eof``, ``timeout`` or ``too_large``.
     """
@@ -136,6 +144,11 @@ def _collect(proc, deadline, max_bytes):
         for pipe in (proc.stdout, proc.stderr):
             os.set_blocking(pipe.fileno(), False)
             sel.register(pipe.fileno(), selectors.EVENT_READ)
+        pending = memoryview(data or b'')
+        stdin_fd = None if proc.stdin is None else proc.stdin.fileno()
+        if stdin_fd is not None:
+            os.set_blocking(stdin_fd, False)
+            sel.register(stdin_fd, selectors.EVENT_WRITE)
         state = 'eof'
         while sel.get_map():
             remaining = deadline - time.monotonic()
@@ -143,6 +156,9 @@ def _collect(proc, deadline, max_bytes):
                 state = 'timeout'
                 break
             for key, _mask in sel.select(remaining):
+                if key.fd == stdin_fd:
+                    pending = _feed(proc, sel, pending)
+                    continue
                 try:
                     data = os.read(key.fd, _CHUNK)
                 except BlockingIOError:
@@ -158,6 +174,23 @@ def _collect(proc, deadline, max_bytes):
     return b''.join(chunks[proc.stdout.fileno()]), b''.join(chunks[proc.stderr.fileno()]), state
 
 
+def _feed(proc, sel, pending):
+    """Write what the pipe takes of ``pending`` to the command's stdin; close it when all is written or the command
+    closed its end. Returns what is left to write."""
+    fd = proc.stdin.fileno()
+    try:
+        written = os.write(fd, pending[:_CHUNK]) if pending else 0
+    except BlockingIOError:
+        return pending
+    except OSError:   # BrokenPipeError: the command does not read its input (any more)
+        written = len(pending)
+    pending = pending[written:]
+    if not pending:
+        sel.unregister(fd)
+        proc.stdin.close()
+    return pending
+
+
 def _stop(proc):
     """Kill the command's process group, reap the command (bounded), close the pipes without reading on."""
     _kill_group(proc)
@@ -169,7 +202,7 @@ def _stop(proc):
 
 
 def _close(proc):
-    for pipe in (proc.stdout, proc.stderr):
+    for pipe in (proc.stdin, proc.stdout, proc.stderr):
         if pipe is not None:
             pipe.close()
 

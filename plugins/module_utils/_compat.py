@@ -6,9 +6,9 @@
 """What works with what: CUDA, drivers, GPU architectures, kernel modules, PyTorch wheels.
 
 The knowledge is data, in _data_cuda.py, _data_gpu.py and _data_torch.py (each table with its source); this
-file is the logic that reads it. Functions answer questions with reasons, never bare booleans where a user
-needs to know what to change, and in neutral terms: a problem names its subject (SUBJECTS), never a role
-variable; the caller words it.
+file is the logic that reads it (the exact PCI id, chip and product name lookups are in _gpu_lookup.py).
+Functions answer questions with reasons, never bare booleans where a user needs to know what to change, and in
+neutral terms: a problem names its subject (SUBJECTS), never a role variable; the caller words it.
 
 No input makes a public function raise anything but CompatError (a ValueError) with a message that names what
 is wrong and the form expected: versions are read from ASCII digits only (``int()``, ``str.isdigit()`` and a
@@ -25,8 +25,10 @@ import re
 from ansible_collections.gpuops.gpu_server.plugins.module_utils._data_cuda import (
     CUDA_MINOR_COMPAT_MIN_DRIVER, CUDA_RELEASES, KNOWN_BRANCHES, LTS_BRANCHES, MINOR_COMPAT_LIMITS,
     OPEN_KERNEL_MODULE_MIN_BRANCH, PROPRIETARY_KERNEL_MODULE_END_BRANCH)
-from ansible_collections.gpuops.gpu_server.plugins.module_utils._data_gpu import (
-    ARCHITECTURE_ALIASES, ARCHITECTURE_ROWS, CHIP_PREFIXES, PCI_IDS, PRODUCT_PATTERNS)
+from ansible_collections.gpuops.gpu_server.plugins.module_utils._data_gpu import ARCHITECTURE_ALIASES, ARCHITECTURE_ROWS
+# gpu_architecture() asks these; callers of _compat (cuda_compat, the gpu filters) reach them here too.
+from ansible_collections.gpuops.gpu_server.plugins.module_utils._gpu_lookup import (
+    chip_architecture, normalize_pci_id, pci_id_info, product_architecture)
 from ansible_collections.gpuops.gpu_server.plugins.module_utils._data_torch import TORCH_CUDA_VARIANTS, TORCH_DROPS
 
 # What a problem is about, named as cuda_compat names its options. The caller words each subject with its own
@@ -365,60 +367,8 @@ def branch_kernel_module_problem(branch, kernel_module):
 
 
 # ---------------------------------------------------------------------------------------------
-# PCI device id -> product and architecture (exact lookup, no ranges)
+# PCI device id, chip code name or product name -> architecture (the lookups live in _gpu_lookup.py)
 # ---------------------------------------------------------------------------------------------
-
-_PCI_ID_RE = re.compile(r'(?:0x)?([0-9a-f]{4})[:\s]+(?:0x)?([0-9a-f]{4})\Z', re.ASCII)
-
-
-def normalize_pci_id(text):
-    """``'10DE:2330'``, ``'0x10de 0x2330'`` -> ``'10de:2330'``; None when not a PCI vendor:device id."""
-    if not isinstance(text, str):
-        return None
-    m = _PCI_ID_RE.match(text.strip().lower())
-    if not m:
-        return None
-    return '%s:%s' % (m.group(1), m.group(2))
-
-
-def pci_id_info(pci_id):
-    """``{'product', 'architecture', 'kind'}`` for a known id, None otherwise (exact lookup only)."""
-    key = normalize_pci_id(pci_id)
-    if key is None or key not in PCI_IDS:
-        return None
-    product, arch, kind = PCI_IDS[key]
-    return {'pci_device_id': key, 'product': product, 'architecture': arch, 'kind': kind}
-
-
-# ---------------------------------------------------------------------------------------------
-# Product name -> architecture
-# ---------------------------------------------------------------------------------------------
-
-# re.ASCII: \d is [0-9], and re.I does not fold the Kelvin sign into a K.
-_PRODUCT_RES = tuple((re.compile(pattern, re.I | re.ASCII), arch) for pattern, arch in PRODUCT_PATTERNS)
-_CHIP_RE = re.compile(r'\s*(?P<chip>(?P<prefix>%s)[0-9]{3}[A-Z]*)(?![0-9A-Za-z])'
-                      % '|'.join(p for p, _a in CHIP_PREFIXES), re.ASCII)
-
-
-def chip_architecture(name):
-    """Architecture of a chip code name at the start of ``name`` (``'GP108 [GeForce GT 1030]'``), or None."""
-    if not isinstance(name, str):
-        return None
-    m = _CHIP_RE.match(name)
-    if not m:
-        return None
-    return dict(CHIP_PREFIXES)[m.group('prefix')]
-
-
-def product_architecture(name):
-    """Architecture of a product name as nvidia-smi prints it (``'NVIDIA H100 80GB HBM3'``), or None."""
-    if not isinstance(name, str) or not name.strip():
-        return None
-    for pattern, arch in _PRODUCT_RES:
-        if pattern.search(name):
-            return arch
-    return None
-
 
 def gpu_architecture(pci_id_or_name):
     """Architecture from a PCI id (``10de:2330``), a chip code name (``GP108``) or a product name; None when unknown."""
@@ -582,134 +532,39 @@ def check(cuda=None, driver=None, branch=None, architectures=None, kernel_module
 
     Malformed versions are errors, not problems (CompatError, saying what form is expected), and so is a driver
     version of another branch than ``branch``: which of the two is meant cannot be told.
-    """
-    cuda = _strict(cuda, 'CUDA version', CUDA_FORM, parse_cuda)
-    driver = _strict(driver, 'driver version', DRIVER_FORM, parse_driver_version)
-    branch = _strict(branch, 'driver branch', BRANCH_FORM, driver_branch)
-    torch = _strict(torch, 'torch version', TORCH_FORM, parse_torch)
-    if driver is not None and branch is not None and driver_branch(driver) != driver_branch(branch):
-        raise CompatError('driver version %r is a release of branch %d, but the driver branch is %r (branch %d): '
-                          'they contradict each other; give the one that is meant, or both of the same branch'
-                          % (driver, driver_branch(driver), branch, driver_branch(branch)))
-    problems = []
-    notes = []
-    archs = []
-    for arch in _architecture_list(architectures):
-        canon = canonical_architecture(arch)
-        if canon is None:
-            problems.append(_problem('architectures', 'unknown GPU architecture %s' % short_repr(arch),
-                                     'use one of: %s' % ', '.join(ARCHITECTURE_ORDER)))
-        elif canon not in archs:
-            archs.append(canon)
-    if kernel_module not in (None, 'open', 'proprietary'):
-        problems.append(_problem('kernel_module', 'kernel module flavour %s is neither open nor proprietary'
-                                 % short_repr(kernel_module), "set {kernel_module} to 'open' or 'proprietary'"))
-        kernel_module = None
 
-    # The driver side: an exact version when known, else the wanted branch.
-    drv_branch = None
-    drv_subject = 'driver_branch'
-    if driver is not None:
-        drv_branch = driver_branch(driver)
-        drv_subject = 'driver_version' if branch is None else 'driver_branch'
-    elif branch is not None:
-        drv_branch = driver_branch(branch)
+    The steps, in the order their problems and notes are reported: the architectures and the kernel module
+    flavour as given, CUDA against the driver side, CUDA against the architectures, the driver branch against the
+    newest known branch, the architectures and the kernel module flavour, the flavour against the architectures, torch, and last a
+    combination that no known branch satisfies.
+    """
+    cuda, driver, branch, torch = _checked_versions(cuda, driver, branch, torch)
+    archs, problems = _known_architectures(architectures)
+    kernel_module, flavour_problems = _kernel_module_flavour(kernel_module)
+    problems.extend(flavour_problems)
+    notes = []
+    drv_branch, drv_subject = _driver_side(driver, branch)
     suggestion = suggest_branch(cuda, archs, kernel_module, allow_minor)
-    fix_branch = ("set {driver_branch} to '%s'" % suggestion) if suggestion else \
-        'no single driver branch satisfies every constraint: split the hosts or change the CUDA version'
+    fix_branch = _branch_fix(suggestion)
 
     mode = None
     if cuda is not None:
-        cuda_known = True
-        try:
-            toolkit_min = cuda_min_driver(cuda, 'toolkit')
-        except CompatError as e:
-            cuda_known = False
-            toolkit_min = None
-            problems.append(_problem('cuda_version', str(e), 'use one of the known CUDA versions'))
-        major = parse_cuda(cuda)[0]
-        minor_min = CUDA_MINOR_COMPAT_MIN_DRIVER.get(major)
-        if cuda_known and drv_branch is not None:
-            if driver is not None:
-                mode = cuda_driver_mode(driver, cuda)
-                have = 'driver %s' % driver
-            else:
-                # A branch's releases all share its major number: judge by branch.
-                if drv_branch >= driver_branch(toolkit_min):
-                    mode = 'full'
-                    if drv_branch == driver_branch(toolkit_min):
-                        notes.append('CUDA %s needs at least driver %s: install a release of branch %d that is '
-                                     'not older' % (cuda, toolkit_min, drv_branch))
-                elif minor_min is not None and drv_branch >= driver_branch(minor_min):
-                    mode = 'minor'
-                else:
-                    mode = 'none'
-                have = 'driver branch %d' % drv_branch
-            if mode == 'minor':
-                notes.append('%s runs CUDA %s only through minor version compatibility (needs >= %s, full '
-                             'support needs >= %s)' % (have, cuda, minor_min, toolkit_min))
-                notes.extend(MINOR_COMPAT_LIMITS)
-                if not allow_minor:
-                    problems.append(_problem(drv_subject, '%s supports CUDA %s only through minor version '
-                                             'compatibility; full support needs driver >= %s'
-                                             % (have, cuda, toolkit_min), fix_branch))
-            elif mode == 'none':
-                need = toolkit_min
-                if minor_min is not None and minor_min != toolkit_min:
-                    need = '%s (or >= %s with minor version compatibility)' % (toolkit_min, minor_min)
-                problems.append(_problem(drv_subject, '%s is too old for CUDA %s: it needs driver >= %s'
-                                         % (have, cuda, need), fix_branch))
-        for arch in archs:
-            info = ARCHITECTURES[arch]
-            if info['last_cuda'] is not None and compare_versions(cuda_major_minor(cuda), info['last_cuda']) > 0:
-                problems.append(_problem('cuda_version', 'CUDA %s does not support %s GPUs: the last CUDA that does '
-                                         'is %s' % (cuda, arch, info['last_cuda']),
-                                         "set {cuda_version} to '%s' or older" % info['last_cuda']))
-            if compare_versions(cuda_major_minor(cuda), info['first_cuda']) < 0:
-                problems.append(_problem('cuda_version', 'CUDA %s predates %s GPUs: they need CUDA %s or newer'
-                                         % (cuda, arch, info['first_cuda']),
-                                         "set {cuda_version} to '%s' or newer" % info['first_cuda']))
-
+        mode, found, said = _cuda_driver_findings(cuda, driver, drv_branch, drv_subject, fix_branch, allow_minor)
+        problems.extend(found)
+        notes.extend(said)
+        problems.extend(_cuda_architecture_problems(cuda, archs))
     if drv_branch is not None:
-        unknown = unknown_branch_problem(drv_branch)
-        if unknown and allow_unknown_branch:
-            notes.append('%s; going on unchecked (allow_unknown_branch)' % unknown)
-        elif unknown:
-            fits = "; '%s' fits this selection" % suggestion if suggestion else ''
-            problems.append(_problem(drv_subject, unknown,
-                                     'set {driver_branch} to a branch known here (the newest is %d%s), or set '
-                                     '{allow_unknown_branch} to true to go on with branch %d unchecked'
-                                     % (NEWEST_KNOWN_BRANCH, fits, drv_branch)))
-        for arch in archs:
-            for reason in branch_architecture_problems(drv_branch, arch):
-                problems.append(_problem(drv_subject, reason, fix_branch))
-            rec = RECOMMENDED_MIN_BRANCH.get(arch)
-            if rec and drv_branch < rec and not branch_architecture_problems(drv_branch, arch):
-                notes.append('%s GPUs are supported from branch %d, NVIDIA recommends %d or newer'
-                             % (arch, ARCHITECTURES[arch]['min_branch'], rec))
-        flavour = branch_kernel_module_problem(drv_branch, kernel_module)
-        if flavour and kernel_module == 'open':
-            problems.append(_problem('kernel_module', flavour,
-                                     "set {kernel_module} to 'proprietary' or {driver_branch} to '%d' or newer"
-                                     % OPEN_KERNEL_MODULE_MIN_BRANCH))
-        elif flavour:
-            problems.append(_problem('kernel_module', flavour,
-                                     "set {kernel_module} to 'open' (Turing or newer GPUs) or {driver_branch} to "
-                                     "'%d' or older" % LAST_PROPRIETARY_BRANCH))
-
+        found, said = _unknown_branch_findings(drv_branch, drv_subject, suggestion, allow_unknown_branch)
+        problems.extend(found)
+        notes.extend(said)
+        found, said = _branch_architecture_findings(drv_branch, drv_subject, archs, fix_branch)
+        problems.extend(found)
+        notes.extend(said)
+        problems.extend(_kernel_module_branch_problems(drv_branch, kernel_module))
     if kernel_module is not None:
-        for arch in archs:
-            need = ARCHITECTURES[arch]['open_kernel_module']
-            if kernel_module == 'open' and need == 'unsupported':
-                problems.append(_problem('kernel_module', 'the open kernel modules do not support %s GPUs '
-                                         '(Turing or newer only)' % arch, "set {kernel_module} to 'proprietary'"))
-            if kernel_module == 'proprietary' and need == 'required':
-                problems.append(_problem('kernel_module', '%s GPUs are supported only by the open kernel '
-                                         'modules' % arch, "set {kernel_module} to 'open'"))
-
+        problems.extend(_kernel_module_architecture_problems(kernel_module, archs))
     if torch is not None:
         problems.extend(_check_torch(torch, cuda, driver, drv_branch, archs, notes))
-
     if suggestion is None and drv_branch is None and (cuda is not None or archs) and not problems:
         problems.append(_problem('driver_branch', 'no known driver branch satisfies CUDA %s with %s GPUs'
                                  % (cuda or 'any', ', '.join(archs) or 'these'), fix_branch))
@@ -720,6 +575,177 @@ def check(cuda=None, driver=None, branch=None, architectures=None, kernel_module
         'notes': notes,
         'suggested_driver_branch': suggestion,
     }
+
+
+def _checked_versions(cuda, driver, branch, torch):
+    """``(cuda, driver, branch, torch)`` as text once their forms are proved (None stays None).
+
+    CompatError for a malformed version, and for a driver version of another branch than ``branch``.
+    """
+    cuda = _strict(cuda, 'CUDA version', CUDA_FORM, parse_cuda)
+    driver = _strict(driver, 'driver version', DRIVER_FORM, parse_driver_version)
+    branch = _strict(branch, 'driver branch', BRANCH_FORM, driver_branch)
+    torch = _strict(torch, 'torch version', TORCH_FORM, parse_torch)
+    if driver is not None and branch is not None and driver_branch(driver) != driver_branch(branch):
+        raise CompatError('driver version %r is a release of branch %d, but the driver branch is %r (branch %d): '
+                          'they contradict each other; give the one that is meant, or both of the same branch'
+                          % (driver, driver_branch(driver), branch, driver_branch(branch)))
+    return cuda, driver, branch, torch
+
+
+def _known_architectures(architectures):
+    """``(canonical names, each once, in the order given; problems naming the unknown ones)``."""
+    archs, problems = [], []
+    for arch in _architecture_list(architectures):
+        canon = canonical_architecture(arch)
+        if canon is None:
+            problems.append(_problem('architectures', 'unknown GPU architecture %s' % short_repr(arch),
+                                     'use one of: %s' % ', '.join(ARCHITECTURE_ORDER)))
+        elif canon not in archs:
+            archs.append(canon)
+    return archs, problems
+
+
+def _kernel_module_flavour(kernel_module):
+    """``(flavour, problems)``: ``'open'``, ``'proprietary'`` or None; anything else is a problem and judged as None."""
+    if kernel_module in (None, 'open', 'proprietary'):
+        return kernel_module, []
+    return None, [_problem('kernel_module', 'kernel module flavour %s is neither open nor proprietary'
+                           % short_repr(kernel_module), "set {kernel_module} to 'open' or 'proprietary'")]
+
+
+def _driver_side(driver, branch):
+    """``(branch number or None, subject of its problems)``: an exact driver version when known, else the wanted
+    branch. A driver version's problems are about the branch when a branch was given too."""
+    if driver is not None:
+        return driver_branch(driver), 'driver_version' if branch is None else 'driver_branch'
+    if branch is not None:
+        return driver_branch(branch), 'driver_branch'
+    return None, 'driver_branch'
+
+
+def _branch_fix(suggestion):
+    """The fix of a driver side problem: the suggested branch, or why there is none."""
+    if suggestion:
+        return "set {driver_branch} to '%s'" % suggestion
+    return 'no single driver branch satisfies every constraint: split the hosts or change the CUDA version'
+
+
+def _branch_cuda_mode(drv_branch, toolkit_min, minor_min):
+    """How every release of a branch runs a CUDA version whose minimum drivers are ``toolkit_min`` (full) and
+    ``minor_min`` (minor version compatibility, or None): a branch's releases all share its major number."""
+    if drv_branch >= driver_branch(toolkit_min):
+        return 'full'
+    if minor_min is not None and drv_branch >= driver_branch(minor_min):
+        return 'minor'
+    return 'none'
+
+
+def _cuda_driver_findings(cuda, driver, drv_branch, drv_subject, fix_branch, allow_minor):
+    """``(mode, problems, notes)`` of CUDA ``cuda`` on the driver side (mode None when there is none to judge, or
+    when the CUDA version is unknown: that is the problem then)."""
+    try:
+        toolkit_min = cuda_min_driver(cuda, 'toolkit')
+    except CompatError as e:
+        return None, [_problem('cuda_version', str(e), 'use one of the known CUDA versions')], []
+    if drv_branch is None:
+        return None, [], []
+    minor_min = CUDA_MINOR_COMPAT_MIN_DRIVER.get(parse_cuda(cuda)[0])
+    problems, notes = [], []
+    if driver is not None:
+        mode = cuda_driver_mode(driver, cuda)
+        have = 'driver %s' % driver
+    else:
+        mode = _branch_cuda_mode(drv_branch, toolkit_min, minor_min)
+        have = 'driver branch %d' % drv_branch
+        if mode == 'full' and drv_branch == driver_branch(toolkit_min):
+            notes.append('CUDA %s needs at least driver %s: install a release of branch %d that is not older'
+                         % (cuda, toolkit_min, drv_branch))
+    if mode == 'minor':
+        notes.append('%s runs CUDA %s only through minor version compatibility (needs >= %s, full support needs '
+                     '>= %s)' % (have, cuda, minor_min, toolkit_min))
+        notes.extend(MINOR_COMPAT_LIMITS)
+        if not allow_minor:
+            problems.append(_problem(drv_subject, '%s supports CUDA %s only through minor version compatibility; '
+                                     'full support needs driver >= %s' % (have, cuda, toolkit_min), fix_branch))
+    elif mode == 'none':
+        need = toolkit_min
+        if minor_min is not None and minor_min != toolkit_min:
+            need = '%s (or >= %s with minor version compatibility)' % (toolkit_min, minor_min)
+        problems.append(_problem(drv_subject, '%s is too old for CUDA %s: it needs driver >= %s' % (have, cuda, need),
+                                 fix_branch))
+    return mode, problems, notes
+
+
+def _cuda_architecture_problems(cuda, archs):
+    """CUDA ``cuda`` against each architecture's first and last CUDA."""
+    problems = []
+    for arch in archs:
+        info = ARCHITECTURES[arch]
+        if info['last_cuda'] is not None and compare_versions(cuda_major_minor(cuda), info['last_cuda']) > 0:
+            problems.append(_problem('cuda_version', 'CUDA %s does not support %s GPUs: the last CUDA that does '
+                                     'is %s' % (cuda, arch, info['last_cuda']),
+                                     "set {cuda_version} to '%s' or older" % info['last_cuda']))
+        if compare_versions(cuda_major_minor(cuda), info['first_cuda']) < 0:
+            problems.append(_problem('cuda_version', 'CUDA %s predates %s GPUs: they need CUDA %s or newer'
+                                     % (cuda, arch, info['first_cuda']),
+                                     "set {cuda_version} to '%s' or newer" % info['first_cuda']))
+    return problems
+
+
+def _branch_architecture_findings(drv_branch, drv_subject, archs, fix_branch):
+    """``(problems, notes)`` of a driver branch against each architecture: supported at all, and recommended."""
+    problems, notes = [], []
+    for arch in archs:
+        reasons = branch_architecture_problems(drv_branch, arch)
+        problems.extend(_problem(drv_subject, reason, fix_branch) for reason in reasons)
+        rec = RECOMMENDED_MIN_BRANCH.get(arch)
+        if rec and drv_branch < rec and not reasons:
+            notes.append('%s GPUs are supported from branch %d, NVIDIA recommends %d or newer'
+                         % (arch, ARCHITECTURES[arch]['min_branch'], rec))
+    return problems, notes
+
+
+def _unknown_branch_findings(drv_branch, drv_subject, suggestion, allow_unknown_branch):
+    """``(problems, notes)`` of a driver branch newer than every branch the tables know: a problem naming the newest
+    known branch and the override, or a note when ``allow_unknown_branch`` is true."""
+    unknown = unknown_branch_problem(drv_branch)
+    if not unknown:
+        return [], []
+    if allow_unknown_branch:
+        return [], ['%s; going on unchecked (allow_unknown_branch)' % unknown]
+    fits = "; '%s' fits this selection" % suggestion if suggestion else ''
+    return [_problem(drv_subject, unknown,
+                     'set {driver_branch} to a branch known here (the newest is %d%s), or set '
+                     '{allow_unknown_branch} to true to go on with branch %d unchecked'
+                     % (NEWEST_KNOWN_BRANCH, fits, drv_branch))], []
+
+
+def _kernel_module_branch_problems(drv_branch, kernel_module):
+    """The kernel module flavour asked of a branch that has none of it: open before the first branch with open
+    modules, proprietary from the branch that removed them."""
+    flavour = branch_kernel_module_problem(drv_branch, kernel_module)
+    if not flavour:
+        return []
+    if kernel_module == 'open':
+        return [_problem('kernel_module', flavour, "set {kernel_module} to 'proprietary' or {driver_branch} to '%d' "
+                         "or newer" % OPEN_KERNEL_MODULE_MIN_BRANCH)]
+    return [_problem('kernel_module', flavour, "set {kernel_module} to 'open' (Turing or newer GPUs) or "
+                     "{driver_branch} to '%d' or older" % LAST_PROPRIETARY_BRANCH)]
+
+
+def _kernel_module_architecture_problems(kernel_module, archs):
+    """The kernel module flavour against each architecture: open unsupported before Turing, required on Blackwell."""
+    problems = []
+    for arch in archs:
+        need = ARCHITECTURES[arch]['open_kernel_module']
+        if kernel_module == 'open' and need == 'unsupported':
+            problems.append(_problem('kernel_module', 'the open kernel modules do not support %s GPUs '
+                                     '(Turing or newer only)' % arch, "set {kernel_module} to 'proprietary'"))
+        if kernel_module == 'proprietary' and need == 'required':
+            problems.append(_problem('kernel_module', '%s GPUs are supported only by the open kernel '
+                                     'modules' % arch, "set {kernel_module} to 'open'"))
+    return problems
 
 
 def _check_torch(torch, cuda, driver, drv_branch, archs, notes):

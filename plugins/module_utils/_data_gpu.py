@@ -5,8 +5,9 @@
 
 """Data: GPU architectures, PCI device ids, product names and chip code names. Literals only, one row per line.
 
-Architecture names are spelled exactly as nvidia-smi prints ``product_architecture``. The logic that reads
-these tables lives in _compat.py; tests/unit/plugins/module_utils/test_data.py checks every row.
+Architecture names are spelled exactly as nvidia-smi prints ``product_architecture``. The exact lookups over
+these tables live in _gpu_lookup.py, the logic that reasons with them in _compat.py;
+tests/unit/plugins/module_utils/test_data.py checks every row.
 """
 
 from __future__ import (absolute_import, division, print_function)

@@ -17,7 +17,7 @@ import gzip
 import os
 import re
 
-from ansible_collections.gpuops.gpu_server.plugins.module_utils import _compat
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _gpu_lookup
 
 NVIDIA_VENDOR = '10de'
 # PCI class codes (base class << 8 | subclass), PCI Code and ID Assignment Specification.
@@ -94,12 +94,12 @@ def load_pci_ids(paths=None):
 
 def pci_ids_info(pci_id, names):
     """``{'name', 'architecture', 'product'}`` of ``pci_id`` in pci.ids ``names``, or None."""
-    key = _compat.normalize_pci_id(pci_id)
+    key = _gpu_lookup.normalize_pci_id(pci_id)
     name = (names or {}).get(key)
     if not name:
         return None
     m = re.search(r'\[(.*)\]\s*$', name)
-    return {'name': name, 'architecture': _compat.chip_architecture(name), 'product': m.group(1) if m else name}
+    return {'name': name, 'architecture': _gpu_lookup.chip_architecture(name), 'product': m.group(1) if m else name}
 
 
 def architecture_of(pci_id, names=None, name=None):
@@ -107,11 +107,11 @@ def architecture_of(pci_id, names=None, name=None):
     found = pci_ids_info(pci_id, names) if pci_id else None
     if found is not None and found['architecture'] is not None:
         return found['architecture'], 'pci.ids'
-    info = _compat.pci_id_info(pci_id) if pci_id else None
+    info = _gpu_lookup.pci_id_info(pci_id) if pci_id else None
     if info is not None:
         return info['architecture'], 'pci_device_id'
     for text in (name, found and found['product']):
-        arch = _compat.chip_architecture(text) or _compat.product_architecture(text)
+        arch = _gpu_lookup.chip_architecture(text) or _gpu_lookup.product_architecture(text)
         if arch is not None:
             return arch, 'product_name'
     return None, None
@@ -119,7 +119,7 @@ def architecture_of(pci_id, names=None, name=None):
 
 def kind_of(pci_class, pci_id=None):
     """``gpu`` (VGA / 3D controller), ``nvswitch`` (bridge) or ``other`` (audio, USB-C ...)."""
-    info = _compat.pci_id_info(pci_id) if pci_id else None
+    info = _gpu_lookup.pci_id_info(pci_id) if pci_id else None
     if info is not None and info['kind'] == 'nvswitch':
         return 'nvswitch'
     if pci_class in GPU_CLASSES:
@@ -131,7 +131,7 @@ def kind_of(pci_class, pci_id=None):
 
 def describe(bus_id, vendor, device, pci_class, driver=None, name=None, pci_ids=None):
     pci_id = '%s:%s' % (vendor, device)
-    info = _compat.pci_id_info(pci_id)
+    info = _gpu_lookup.pci_id_info(pci_id)
     found = pci_ids_info(pci_id, pci_ids)
     return {
         'pci_bus_id': bus_id.lower(),

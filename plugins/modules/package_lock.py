@@ -105,6 +105,8 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _open_files
+
 DEFAULT_LOCKS = {
     "dpkg": [
         "/var/lib/dpkg/lock-frontend",
@@ -179,31 +181,6 @@ def _proc_locks(st):
     return found
 
 
-def _fd_owners(st):
-    """Pids of the processes that have the file ``st`` describes open (to name the holder of an OFD lock)."""
-    pids = []
-    try:
-        proc_pids = [p for p in os.listdir("/proc") if p.isdigit()]
-    except OSError:
-        return pids
-    for pid in proc_pids:
-        fd_dir = "/proc/%s/fd" % pid
-        try:
-            fds = os.listdir(fd_dir)
-        except OSError:
-            continue
-        for fd in fds:
-            try:
-                fst = os.stat(os.path.join(fd_dir, fd))
-            except OSError:
-                continue
-            if fst.st_ino == st.st_ino and fst.st_dev == st.st_dev:
-                if int(pid) != os.getpid():
-                    pids.append(int(pid))
-                break
-    return pids
-
-
 def lock_holders(path):
     """Who holds a lock on path: ``[(pid or None, kind)]``, kind ``posix``, ``ofd`` or ``flock``."""
     try:
@@ -215,7 +192,7 @@ def lock_holders(path):
     if posix is not None:
         pid, kind = posix
         if pid is None:
-            owners = _fd_owners(st)
+            owners = _open_files.pids_with_open(st)
             pid = owners[0] if len(owners) == 1 else None
         holders.append((pid, kind))
     # flock() locks are invisible to F_GETLK; /proc/locks lists them (apt and dpkg do not use them, other tools do).

@@ -16,8 +16,9 @@ Subcommands (one configuration file, written by gpuops.gpu_server.spot; do not e
   rclone   run rclone with the remotes set up (gpuops_spot:, and gpuops_spot_crypt: with encryption), e.g.
            `gpuops-spot rclone lsl gpuops_spot_crypt:` to see what the bucket holds.
 
-The interruption-notice parsing is the collection's own (plugins/module_utils/_spot.py), copied next to this
-script in its package layout by the role. rclone's remote comes from the environment (RCLONE_CONFIG_GPUOPS_SPOT_*,
+The interruption-notice parsing, the command runner and the open-files scan are the collection's own
+(plugins/module_utils/_spot.py, _command.py, _open_files.py), copied next to this script in their package layout
+by the role. rclone's remote comes from the environment (RCLONE_CONFIG_GPUOPS_SPOT_*,
 read from a root-only file in systemd's EnvironmentFile syntax), so no credential is on a command line or in a log.
 """
 
@@ -39,6 +40,8 @@ from urllib.request import Request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _command  # noqa: E402 pylint: disable=wrong-import-position
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _open_files  # noqa: E402 pylint: disable=wrong-import-position
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _spot  # noqa: E402 pylint: disable=wrong-import-position
 
 DEFAULT_CONFIG = '/etc/gpuops-spot/config.json'
@@ -117,11 +120,16 @@ def read_env_file(path):
 
 
 def obscure(secret):
-    proc = subprocess.run(check=False, args=[rclone_bin(), 'obscure', '-'], input=secret.encode('utf-8'), stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, timeout=30, env={'PATH': os.environ.get('PATH', '/usr/bin:/bin')})
-    if proc.returncode != 0:
-        raise Failure('rclone obscure failed: %s' % proc.stderr.decode('utf-8', 'replace').strip())
-    return proc.stdout.decode('utf-8').strip()
+    """rclone's obscured form of ``secret``, which reaches rclone on stdin (never in argv), in an environment of
+    PATH alone."""
+    try:
+        rc, out, err = _command.run([rclone_bin(), 'obscure', '-'], timeout=30, stdin=secret, inherit_env=False,
+                                    env={'PATH': os.environ.get('PATH', '/usr/bin:/bin')})
+    except _command.CommandError as e:
+        raise Failure('rclone obscure failed: %s' % e)
+    if rc != 0:
+        raise Failure('rclone obscure failed: %s' % err.strip())
+    return out.strip()
 
 
 def rclone_bin():
@@ -135,16 +143,19 @@ def remote_root(cfg):
 
 
 def run_rclone(cfg, args, timeout, env=None):
-    """Run rclone with JSON logs; return (rc, stats dict, error lines). Killed at the timeout."""
+    """Run rclone with JSON logs; return (rc, stats dict, error lines). Killed at the timeout (rc 124); rc 127 when
+    rclone cannot be started."""
     argv = [rclone_bin()] + args + ['--use-json-log', '--stats', '24h', '--stats-log-level', 'NOTICE',
                                     '--log-level', 'NOTICE']
     env = env or rclone_env(cfg)
     try:
-        proc = subprocess.run(check=False, args=argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=max(timeout, 1), env=env)
-    except subprocess.TimeoutExpired:
+        rc, _out, err = _command.run(argv, timeout=max(timeout, 1), env=env, inherit_env=False)
+    except _command.CommandTimeout:
         return 124, {}, ['rclone did not finish within %d s and was killed' % timeout]
+    except _command.CommandError as e:
+        return 127 if isinstance(e, _command.CommandNotFound) else 1, {}, [str(e)]
     stats, errors = {}, []
-    for line in proc.stderr.decode('utf-8', 'replace').splitlines():
+    for line in err.splitlines():
         try:
             entry = json.loads(line)
         except ValueError:
@@ -155,46 +166,17 @@ def run_rclone(cfg, args, timeout, env=None):
             stats = entry['stats']
         elif entry.get('level') in ('error', 'critical'):
             errors.append(entry.get('msg', line))
-    return proc.returncode, stats, errors
+    return rc, stats, errors
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # Which files are complete
-def open_for_writing(root):
-    """Paths under root that some process has open with write access (from /proc/PID/fd and fdinfo flags)."""
-    busy = set()
-    prefix = root.rstrip('/') + '/'
-    for pid in os.listdir('/proc'):
-        if not pid.isdigit():
-            continue
-        fd_dir = '/proc/%s/fd' % pid
-        try:
-            fds = os.listdir(fd_dir)
-        except OSError:
-            continue
-        for fd in fds:
-            try:
-                target = os.readlink('%s/%s' % (fd_dir, fd))
-            except OSError:
-                continue
-            if not target.startswith(prefix):
-                continue
-            try:
-                with open('/proc/%s/fdinfo/%s' % (pid, fd)) as f:
-                    flags = [int(line.split()[1], 8) for line in f if line.startswith('flags:')][0]
-            except (OSError, IndexError, ValueError):
-                continue
-            if flags & (os.O_WRONLY | os.O_RDWR):
-                busy.add(target)
-    return busy
-
-
 def complete_files(cfg, settle, now=None):
     """(relative paths to send, {reason: count} of the files left out) under the checkpoint directory."""
     now = time.time() if now is None else now
     root = cfg['checkpoint_dir']
     patterns = cfg.get('exclude', [])
-    busy = open_for_writing(root)
+    busy = _open_files.open_for_writing(root)
     chosen, skipped = [], {}
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames.sort()
@@ -367,10 +349,10 @@ def apply_retention(cfg, local):
     keep = int(cfg['retention_keep'])
     env = rclone_env(cfg)
     try:
-        proc = subprocess.run(check=False, args=[rclone_bin(), 'lsjson', '-R', '--files-only', remote_root(cfg)], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, timeout=300, env=env)
-        entries = json.loads(proc.stdout.decode('utf-8') or '[]') if proc.returncode == 0 else None
-    except (subprocess.TimeoutExpired, ValueError):
+        rc, out, _err = _command.run([rclone_bin(), 'lsjson', '-R', '--files-only', remote_root(cfg)], timeout=300,
+                                     env=env, inherit_env=False)
+        entries = json.loads(out or '[]') if rc == 0 else None
+    except (_command.CommandError, ValueError):
         entries = None
     if entries is None:
         log('retention: cannot list the remote; nothing deleted')
@@ -434,11 +416,14 @@ def do_check(cfg):
 
 
 def systemctl(args, timeout):
+    """``(rc, what it printed)`` of ``systemctl ARGS``; rc 124 when it does not answer in time, 127 when missing."""
     try:
-        proc = subprocess.run(check=False, args=['systemctl'] + args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
-        return proc.returncode, proc.stdout.decode('utf-8', 'replace').strip()
-    except subprocess.TimeoutExpired:
+        rc, out, err = _command.run(['systemctl'] + args, timeout=timeout)
+    except _command.CommandTimeout:
         return 124, 'systemctl %s did not answer within %d s' % (' '.join(args), timeout)
+    except _command.CommandError as e:
+        return 127, str(e)
+    return rc, '\n'.join(text.strip() for text in (out, err) if text.strip())
 
 
 def handle_notice(cfg, notice):
@@ -461,6 +446,7 @@ def handle_notice(cfg, notice):
         log('notice: sent %s to %s%s' % (sig, unit, '' if rc == 0 else ' (FAILED: %s)' % out))
     hook = cfg.get('hook_command')
     if hook:
+        # The operator's own shell command: its output goes to the journal as it runs, in the operator's locale.
         try:
             proc = subprocess.run(check=False, args=hook, shell=True, timeout=max(save_budget - (time.time() - t0), 1))
             log('notice: hook %r exited %d' % (hook, proc.returncode))

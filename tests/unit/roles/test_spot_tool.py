@@ -13,9 +13,11 @@ __metaclass__ = type
 import importlib.util
 import json
 import os
+import re
 import time
 
 import jinja2
+import yaml
 
 from ansible_collections.gpuops.gpu_server.tests.unit.conftest import make_executable
 
@@ -47,6 +49,35 @@ def write(path, age=0, size=16):
     path.write_bytes(b'x' * size)
     t = time.time() - age
     os.utime(str(path), (t, t))
+
+
+_MODULE_UTILS_IMPORT = re.compile(
+    r'^from ansible_collections\.gpuops\.gpu_server\.plugins\.module_utils(?:\.(\w+))? import \(?\s*(\w+)', re.M)
+
+
+def _module_utils_imports(path):
+    with open(path) as f:
+        return set((m.group(1) or m.group(2)) + '.py' for m in _MODULE_UTILS_IMPORT.finditer(f.read()))
+
+
+def test_the_role_ships_every_module_the_tool_imports():
+    """The role copies _spot_modules next to the tool: exactly what the tool imports and what those import."""
+    with open(os.path.join(ROOT, 'roles', 'spot', 'vars', 'main.yml')) as f:
+        shipped = yaml.safe_load(f)['_spot_modules']
+    needed, todo = set(), _module_utils_imports(TOOL)
+    assert {'_spot.py', '_command.py', '_open_files.py'} <= todo
+    while todo:
+        name = todo.pop()
+        needed.add(name)
+        todo |= _module_utils_imports(os.path.join(ROOT, 'plugins', 'module_utils', name)) - needed
+    assert sorted(shipped) == sorted(needed)
+
+
+def test_the_tool_runs_rclone_and_systemctl_through_the_command_helper():
+    """No subprocess of its own but for the operator's hook, which runs in the operator's shell."""
+    with open(TOOL) as f:
+        calls = re.findall(r'subprocess\.(?:run|Popen|call|check_output|check_call)\((.*)', f.read())
+    assert len(calls) == 1 and 'args=hook, shell=True' in calls[0], calls
 
 
 def test_a_sync_chooses_only_complete_files(tmp_path):

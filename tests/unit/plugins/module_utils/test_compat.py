@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _compat as c
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _data_gpu
 
 with open(os.path.join(os.path.dirname(__file__), 'test_compat.yml')) as _f:
     CASES = yaml.safe_load(_f)
@@ -157,7 +158,7 @@ def test_torch_unknown(torch):
 
 
 def test_every_table_architecture_is_canonical():
-    for _product, arch, _kind in c.PCI_IDS.values():
+    for _product, arch, _kind in _data_gpu.PCI_IDS.values():
         assert arch in c.ARCHITECTURE_ORDER
     assert set(c.ARCHITECTURES) == set(c.ARCHITECTURE_ORDER)
 
@@ -169,3 +170,61 @@ def test_minor_compat_floor_never_exceeds_a_toolkit_driver():
         major, minor = c.cuda_major_minor(version)
         if major in c.CUDA_MINOR_COMPAT_MIN_DRIVER and (major, minor) != (11, 0):
             assert c.version_ge(c.cuda_min_driver(version), c.CUDA_MINOR_COMPAT_MIN_DRIVER[major]), version
+
+
+# ---------------------------------------------------------------------------------------------
+# The steps of check(), each on its own
+
+def test_checked_versions_refuses_a_driver_of_another_branch():
+    assert c._checked_versions('12.4', '535.104.05', '535', None) == ('12.4', '535.104.05', '535', None)
+    with pytest.raises(c.CompatError, match='contradict'):
+        c._checked_versions(None, '535.104.05', '550', None)
+    with pytest.raises(c.CompatError, match='torch version'):
+        c._checked_versions(None, None, None, 'two')
+
+
+def test_known_architectures_keep_the_order_given_and_name_the_unknown():
+    archs, problems = c._known_architectures(['hopper', 'Ampere', 'Hopper', 'Foo'])
+    assert archs == ['Hopper', 'Ampere']
+    assert [(p['subject'], p['message']) for p in problems] == [('architectures', "unknown GPU architecture 'Foo'")]
+    assert c._known_architectures(None) == ([], [])
+
+
+@pytest.mark.parametrize('given,flavour,problem', [
+    (None, None, False), ('open', 'open', False), ('proprietary', 'proprietary', False), ('Open', None, True),
+])
+def test_kernel_module_flavour(given, flavour, problem):
+    got, problems = c._kernel_module_flavour(given)
+    assert got == flavour and bool(problems) is problem
+    assert all(p['subject'] == 'kernel_module' for p in problems)
+
+
+@pytest.mark.parametrize('driver,branch,side', [
+    (None, None, (None, 'driver_branch')),
+    ('535.104.05', None, (535, 'driver_version')),
+    ('535.104.05', '535', (535, 'driver_branch')),
+    (None, '570-open', (570, 'driver_branch')),
+])
+def test_driver_side(driver, branch, side):
+    assert c._driver_side(driver, branch) == side
+
+
+def test_branch_fix_names_the_suggestion_or_says_there_is_none():
+    assert c._branch_fix('570') == "set {driver_branch} to '570'"
+    assert 'no single driver branch' in c._branch_fix(None)
+
+
+@pytest.mark.parametrize('branch,mode', [(550, 'full'), (535, 'minor'), (525, 'minor'), (470, 'none')])
+def test_branch_cuda_mode(branch, mode):
+    # CUDA 12.4: toolkit driver 550.54.14, minor version compatibility from 525.60.13 (CUDA 12.x).
+    assert c._branch_cuda_mode(branch, '550.54.14', '525.60.13') == mode
+    assert c._branch_cuda_mode(branch, '550.54.14', None) == ('full' if mode == 'full' else 'none')
+
+
+def test_cuda_driver_findings_on_the_lowest_branch_note_the_release_floor():
+    mode, problems, notes = c._cuda_driver_findings('12.4', None, 550, 'driver_branch', 'fix', True)
+    assert (mode, problems) == ('full', []) and 'install a release of branch 550' in notes[0]
+    mode, problems, notes = c._cuda_driver_findings('12.4', None, 535, 'driver_branch', 'fix', False)
+    assert mode == 'minor' and problems[0]['fix'] == 'fix' and 'minor version compatibility' in notes[0]
+    mode, problems, notes = c._cuda_driver_findings('12.99', None, 535, 'driver_branch', 'fix', True)
+    assert mode is None and problems[0]['subject'] == 'cuda_version' and notes == []

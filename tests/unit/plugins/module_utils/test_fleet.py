@@ -22,6 +22,7 @@ import pytest
 
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _facts
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _fleet
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _fleet_render
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _health
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _kernel_log
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _nvidia_smi
@@ -249,18 +250,18 @@ def test_build_refuses_a_window_or_time_of_the_wrong_type():
 
 def test_json_round_trips_and_the_renderings_read_the_round_tripped_report():
     report = fleet_report()
-    text = _fleet.to_json(report)
+    text = _fleet_render.to_json(report)
     assert json.loads(text) == report
     assert text.endswith('\n') and text.index('"counts"') < text.index('"generated"') < text.index('"records"')
     assert '\n  "counts": {\n' in text
     again = json.loads(text)
-    assert _fleet.to_markdown(again) == _fleet.to_markdown(report)
-    assert _fleet.to_html(again) == _fleet.to_html(report)
-    assert _fleet.console_summary(again) == _fleet.console_summary(report)
+    assert _fleet_render.to_markdown(again) == _fleet_render.to_markdown(report)
+    assert _fleet_render.to_html(again) == _fleet_render.to_html(report)
+    assert _fleet_render.console_summary(again) == _fleet_render.console_summary(report)
 
 
 def test_markdown_has_the_tables():
-    text = _fleet.to_markdown(fleet_report())
+    text = _fleet_render.to_markdown(fleet_report())
     lines = text.splitlines()
     assert lines[0] == '# GPU fleet report'
     assert 'Generated 2025-02-23T17:00:00+00:00; Xid window: current boot.' in lines
@@ -293,7 +294,7 @@ def test_markdown_escapes_machine_text():
     result = gpu_health_result('h200_sxm_r580_idle.xml')
     result['checks'].append({'check': 'xid', 'gpu': 0, 'status': 'warn', 'value': 13,
                              'message': 'a|b <img src=x> {{ lookup("pipe", "id") }}\nnext'})
-    text = _fleet.to_markdown(_fleet.build({HOSTILE: result, 'p|q': None}))
+    text = _fleet_render.to_markdown(_fleet.build({HOSTILE: result, 'p|q': None}))
     assert '<script>' not in text and '<img' not in text and '{{' not in text
     assert '&lt;script&gt;alert\\(1\\)&lt;/script&gt;' in text and 'a\\|b &lt;img src=x&gt; &#123;&#123; lookup' in text
     assert '| p\\|q | no gpu\\_health result for this host |' in text
@@ -354,7 +355,7 @@ def parse_page(page):
 
 def test_html_is_one_well_formed_page_with_the_sick_gpus_first():
     report = fleet_report()
-    page = _fleet.to_html(report)
+    page = _fleet_render.to_html(report)
     parser = parse_page(page)
     assert parser.doctype.lower() == 'doctype html'
     assert [t for t, a in parser.tags].count('html') == 1 and ('table', {'id': 'gpus'}) in parser.tags
@@ -371,7 +372,7 @@ def test_html_is_one_well_formed_page_with_the_sick_gpus_first():
 
 
 def test_html_loads_nothing_from_outside():
-    page = _fleet.to_html(fleet_report())
+    page = _fleet_render.to_html(fleet_report())
     low = page.lower()
     for needle in ('http://', 'https://', 'src=', 'href=', '@import', 'url(', '//cdn', '@font-face'):
         assert needle not in low, needle
@@ -386,8 +387,8 @@ def test_html_escapes_machine_text():
     result['checks'].append({'check': 'xid', 'gpu': 0, 'status': 'fail', 'value': 79,
                              'message': '"><img src=x onerror=alert(2)> {{ lookup("pipe", "id") }} {% if %}'})
     result['nvidia']['gpus'][0]['name'] = '<b onmouseover=alert(3)>H200</b>'
-    page = _fleet.to_html(_fleet.build({HOSTILE: result}, [{'host': '<iframe>', 'error': '</td></tr></table>'}],
-                                       window='"><script>'))
+    page = _fleet_render.to_html(_fleet.build({HOSTILE: result}, [{'host': '<iframe>', 'error': '</td></tr></table>'}],
+                                              window='"><script>'))
     parser = parse_page(page)
     tags = [t for t, a in parser.tags]
     assert tags.count('script') == 1 and 'img' not in tags and 'iframe' not in tags and 'b' not in tags
@@ -399,14 +400,14 @@ def test_html_escapes_machine_text():
 
 
 def test_html_status_cells_sort_sick_first():
-    page = _fleet.to_html(fleet_report())
+    page = _fleet_render.to_html(fleet_report())
     cells = re.findall(r'<tr data-status="(\w+)"[^>]*><td data-sort="(-?\d+)">', page)
     assert len(cells) == 25 and cells[0] == ('fail', '0')
     assert sorted(set(cells)) == [('fail', '0'), ('ok', '2'), ('warn', '1')]
     ranks = [int(rank) for status, rank in cells]
     assert ranks == sorted(ranks)       # the report's order is the ascending order of the status column
     headers = [a for t, a in parse_page(page).tags if t == 'th' and a.get('scope') == 'col']
-    assert headers[0].get('aria-sort') == 'ascending' and len(headers) == len(_fleet._COLUMNS)
+    assert headers[0].get('aria-sort') == 'ascending' and len(headers) == len(_fleet_render._COLUMNS)
 
 
 NODE = shutil.which('node')
@@ -437,7 +438,7 @@ console.log(JSON.stringify(seen));
 
 @pytest.mark.skipif(NODE is None, reason='node is not installed')
 def test_the_page_script_sorts_numbers_as_numbers(tmp_path):
-    page = _fleet.to_html(fleet_report())
+    page = _fleet_render.to_html(fleet_report())
     script = re.search(r'<script>(.*?)</script>', page, re.S).group(1)
     path = tmp_path / 'sort.js'
     path.write_text(_FAKE_DOM + script + _FAKE_DOM_END)
@@ -456,7 +457,7 @@ def test_the_page_script_sorts_numbers_as_numbers(tmp_path):
 
 
 def test_console_summary_fits_one_screen():
-    lines = _fleet.console_summary(fleet_report())
+    lines = _fleet_render.console_summary(fleet_report())
     assert len(lines) <= 25
     assert lines[0] == 'GPU fleet report: 23 GPUs on 7 hosts (5 reporting, 2 unreachable); Xid window: current boot'
     assert lines[1] == 'Status: 4 fail, 3 warn, 18 ok, 2 unreachable'
@@ -478,7 +479,7 @@ def test_console_summary_of_a_large_sick_fleet_is_cut():
         result['nvidia']['gpus'][0]['name'] = 'Model %d' % i
         results[host] = result
     lost = [{'host': 'down%02d' % i, 'error': 'x' * 400} for i in range(12)]
-    lines = _fleet.console_summary(_fleet.build(results, lost))
+    lines = _fleet_render.console_summary(_fleet.build(results, lost))
     assert len(lines) <= 25 and all(len(line) <= 160 for line in lines)
     assert '  ... 3 more models' in lines
     assert '  ... 7 more unreachable hosts' in lines
@@ -488,7 +489,7 @@ def test_console_summary_of_a_large_sick_fleet_is_cut():
 
 def test_console_summary_when_all_is_well():
     report = _fleet.build({'h200-idle': gpu_health_result('h200_sxm_r580_idle.xml')})
-    assert _fleet.console_summary(report) == [
+    assert _fleet_render.console_summary(report) == [
         'GPU fleet report: 1 GPU on 1 host (1 reporting, 0 unreachable); Xid window: current boot',
         'Status: 0 fail, 0 warn, 1 ok, 0 unreachable',
         '  NVIDIA H200: 1 GPU (1 ok)',
@@ -500,7 +501,7 @@ NOT_REPORTS = [None, [], 'report', {'h': {}}, dict(records=[1], hosts={}, counts
                dict(records=[], hosts=[], counts={}, generated='', xid_window='')]
 
 
-@pytest.mark.parametrize('render', [_fleet.to_json, _fleet.to_markdown, _fleet.to_html, _fleet.console_summary])
+@pytest.mark.parametrize('render', [_fleet_render.to_json, _fleet_render.to_markdown, _fleet_render.to_html, _fleet_render.console_summary])
 @pytest.mark.parametrize('value', NOT_REPORTS)
 def test_renderings_refuse_what_is_not_a_report(render, value):
     with pytest.raises(_fleet.FleetReportError, match='report'):
@@ -512,7 +513,7 @@ def test_retired_pages_in_the_record_and_on_the_page():
     pending = [r for r in report['records'] if (r['retired_pages'] or {}).get('pending')]
     assert pending and pending[0]['status'] == 'warn' and 'retired_pages' in pending[0]['failing']
     assert pending[0]['remapped_rows'] is None and pending[0]['model'] == 'Tesla V100-SXM2-32GB'
-    page = _fleet.to_html(report)
+    page = _fleet_render.to_html(report)
     assert '<td class="n" data-sort="%d">%d (pending)</td>' % ((pending[0]['retired_pages']['total'],) * 2) in page
 
 
@@ -546,8 +547,8 @@ def hostile_report(text):
 
 
 def renderings(report):
-    return {'markdown': _fleet.to_markdown(report), 'html': _fleet.to_html(report),
-            'console': '\n'.join(_fleet.console_summary(report)), 'json': _fleet.to_json(report),
+    return {'markdown': _fleet_render.to_markdown(report), 'html': _fleet_render.to_html(report),
+            'console': '\n'.join(_fleet_render.console_summary(report)), 'json': _fleet_render.to_json(report),
             'records': json.dumps(report, ensure_ascii=False)}
 
 
@@ -581,7 +582,7 @@ def tags_of(page):
 
 @pytest.mark.parametrize('text', MARKDOWN_ACTIVE)
 def test_markdown_keeps_link_and_image_syntax_as_text(text):
-    markdown = _fleet.to_markdown(hostile_report(text))
+    markdown = _fleet_render.to_markdown(hostile_report(text))
     plain = unescaped(markdown)
     assert '](' not in plain and '![' not in plain and '][' not in plain, markdown
     for char in '[]`*_~!$':
@@ -596,7 +597,7 @@ def test_markdown_keeps_link_and_image_syntax_as_text(text):
 def test_markdown_shows_the_text_as_it_was():
     """Rendered, every escaped value reads as it came, the link syntax included (as text)."""
     report = hostile_report('[click](http://evil) ![x](http://e/t.png) a_b *c* `d` | \\ #')
-    html = rendered_markdown(_fleet.to_markdown(report))
+    html = rendered_markdown(_fleet_render.to_markdown(report))
     assert 'H200 [click](http://evil) ![x](http://e/t.png) a_b *c* `d` | \\ # end' in html
     assert '<td>gpu [click](http://evil)' in html
 
@@ -618,7 +619,7 @@ def test_control_and_bidi_characters_are_shown_escaped(char):
 def test_whitespace_controls_are_one_space():
     report = hostile_report('a\r\n\tb')
     assert [r['model'] for r in report['records']] == ['H200 a b end']
-    assert '  down a b: ssh: a b refused' in _fleet.console_summary(report)
+    assert '  down a b: ssh: a b refused' in _fleet_render.console_summary(report)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -716,7 +717,7 @@ def test_a_wrong_type_from_a_host_is_unreadable_and_the_report_goes_on(path, val
     ('counts.by_model.NVIDIA H200', [1], "counts.by_model['NVIDIA H200'] = a list: expected a count or {gpus"),
     ('counts.by_model.NVIDIA H200.gpus', 'x', "counts.by_model['NVIDIA H200'].gpus = 'x': expected a count"),
 ])
-@pytest.mark.parametrize('render', [_fleet.to_json, _fleet.to_markdown, _fleet.to_html, _fleet.console_summary])
+@pytest.mark.parametrize('render', [_fleet_render.to_json, _fleet_render.to_markdown, _fleet_render.to_html, _fleet_render.console_summary])
 def test_the_renderings_refuse_a_report_of_the_wrong_types_naming_the_field(render, path, value, field):
     report = fleet_report()
     if path == 'counts.by_status.2':
@@ -749,12 +750,12 @@ def test_two_gpus_with_one_index_are_both_kept_and_flagged():
         assert 'nvidia-smi describes 2 GPUs with index 0 (nvidia.gpus[0], nvidia.gpus[3]): their checks cannot be ' \
                'told apart' in record['problems']
     assert report['counts']['gpus'] == 8 and report['counts']['by_model']['NVIDIA H200 second']['fail'] == 1
-    markdown = _fleet.to_markdown(report)
+    markdown = _fleet_render.to_markdown(report)
     assert 'NVIDIA H200 first | %s | duplicate\\_gpu\\_index' % gpus[0]['pci_bus_id'] in markdown
     assert 'NVIDIA H200 second | %s | duplicate\\_gpu\\_index' % gpus[3]['pci_bus_id'] in markdown
-    text = ' '.join(parse_page(_fleet.to_html(report)).text)
+    text = ' '.join(parse_page(_fleet_render.to_html(report)).text)
     assert 'NVIDIA H200 first' in text and 'NVIDIA H200 second' in text
-    assert len([line for line in _fleet.console_summary(report) if 'GPU 0: nvidia-smi describes 2 GPUs' in line]) == 2
+    assert len([line for line in _fleet_render.console_summary(report) if 'GPU 0: nvidia-smi describes 2 GPUs' in line]) == 2
 
 
 def test_xid_codes_follow_the_pci_address_when_indexes_repeat():
@@ -803,7 +804,7 @@ def csp_of(page):
 
 
 def test_the_page_allows_its_own_script_and_style_by_hash_and_nothing_else():
-    page = _fleet.to_html(hostile_report('"><script>alert(1)</script><style>*{}</style>'))
+    page = _fleet_render.to_html(hostile_report('"><script>alert(1)</script><style>*{}</style>'))
     csp, inline = csp_of(page)
     assert csp['default-src'] == ["'none'"] and csp['base-uri'] == ["'none'"] and csp['form-action'] == ["'none'"]
     assert [tag for tag, text in inline] == ['style', 'script']

@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _fleet
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _fleet_render
 
 GENERATED = '2025-02-23T17:00:00+00:00'
 SETTINGS = settings(max_examples=60, deadline=None, database=None,
@@ -160,17 +161,17 @@ def assert_page_inert(page, report):
     parser.close()
     assert parser.tags <= PAGE_TAGS, parser.tags - PAGE_TAGS
     assert parser.attrs <= PAGE_ATTRS, parser.attrs - PAGE_ATTRS
-    assert parser.inline == {'style': [_fleet._CSS], 'script': [_fleet._JS]}
-    assert parser.rows['gpus'] == [0] + [len(_fleet._COLUMNS)] * len(report['records'])
+    assert parser.inline == {'style': [_fleet_render._CSS], 'script': [_fleet_render._JS]}
+    assert parser.rows['gpus'] == [0] + [len(_fleet_render._COLUMNS)] * len(report['records'])
     assert parser.rows.get('unreachable', [0])[1:] == [2] * len(report['hosts']['unreachable'])
     assert parser.rows['by-model'][1:] == [2 + len(_fleet.STATUSES)] * len(report['counts']['by_model'])
     assert '{{' not in page and '{%' not in page
 
 
 def assert_console_inert(lines):
-    assert isinstance(lines, list) and len(lines) <= _fleet.CONSOLE_LINES
+    assert isinstance(lines, list) and len(lines) <= _fleet_render.CONSOLE_LINES
     for line in lines:
-        assert isinstance(line, str) and len(line) <= _fleet.CONSOLE_WIDTH and '\n' not in line
+        assert isinstance(line, str) and len(line) <= _fleet_render.CONSOLE_WIDTH and '\n' not in line
         assert_clean('console', line)
         assert '{{' not in line and '{%' not in line
 
@@ -184,13 +185,13 @@ def assert_inert(report):
             assert_clean(key, record[key] or '')
         for problem in record['problems'] + record['failing']:
             assert_clean('problem', problem)
-    assert_markdown_inert(_fleet.to_markdown(report))
-    assert_page_inert(_fleet.to_html(report), report)
-    assert_console_inert(_fleet.console_summary(report))
-    text = _fleet.to_json(report)
+    assert_markdown_inert(_fleet_render.to_markdown(report))
+    assert_page_inert(_fleet_render.to_html(report), report)
+    assert_console_inert(_fleet_render.console_summary(report))
+    text = _fleet_render.to_json(report)
     assert_clean('json', text)
     again = json.loads(text)
-    assert again == report and _fleet.to_html(again) == _fleet.to_html(report)
+    assert again == report and _fleet_render.to_html(again) == _fleet_render.to_html(report)
 
 
 @SETTINGS
@@ -225,22 +226,22 @@ report = st.fixed_dictionaries({
 @SETTINGS
 @given(report=report)
 def test_the_renderings_of_a_junk_report_are_our_error_or_inert(report):
-    for render in (_fleet.to_markdown, _fleet.to_html, _fleet.console_summary, _fleet.to_json):
+    for render in (_fleet_render.to_markdown, _fleet_render.to_html, _fleet_render.console_summary, _fleet_render.to_json):
         try:
             out = render(report)
         except _fleet.FleetReportError as e:
             assert_clean('error', str(e))
             continue
-        if render is _fleet.to_markdown:
+        if render is _fleet_render.to_markdown:
             assert_markdown_inert(out)
-        elif render is _fleet.to_html:
+        elif render is _fleet_render.to_html:
             assert_clean('html', out)
             parser = Page()
             parser.feed(out)
             assert parser.tags <= PAGE_TAGS and parser.attrs <= PAGE_ATTRS
-            assert parser.inline == {'style': [_fleet._CSS], 'script': [_fleet._JS]}
-            assert parser.rows['gpus'] == [0] + [len(_fleet._COLUMNS)] * len(report['records'])
-        elif render is _fleet.console_summary:
+            assert parser.inline == {'style': [_fleet_render._CSS], 'script': [_fleet_render._JS]}
+            assert parser.rows['gpus'] == [0] + [len(_fleet_render._COLUMNS)] * len(report['records'])
+        elif render is _fleet_render.console_summary:
             assert_console_inert(out)
         else:
             assert_clean('json', out)

@@ -52,3 +52,15 @@ def test_lspci_without_domain():
                                '[GeForce RTX 4090] [10de:2684] (rev a1)\n')
     assert devices[0]['pci_bus_id'] == '0000:01:00.0'
     assert devices[0]['kind'] == 'gpu'
+
+
+def test_the_reader_names_devices_without_the_compatibility_logic():
+    """_pci.py reads the bus with the exact lookups beside the data (_gpu_lookup.py), not through _compat.py."""
+    import ast
+    with open(_pci.__file__) as f:
+        tree = ast.parse(f.read())
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and 'module_utils' in node.module:
+            imported.update([node.module.rsplit('.', 1)[-1]] + [a.name for a in node.names])
+    assert '_gpu_lookup' in imported and '_compat' not in imported
