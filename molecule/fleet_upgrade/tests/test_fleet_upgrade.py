@@ -1,4 +1,5 @@
-"""Verify playbooks/upgrade_driver.yml (the role upgrade_driver in a play with serial) on four hosts that converge put on branch 535 (see molecule.yml).
+"""Verify playbooks/upgrade_driver.yml (the role upgrade_driver in a play with serial) on four hosts that converge
+put on branch 535 (see molecule.yml).
 
 The tests run in this order (pytest keeps the file's order); each builds on the state the one before left:
 bad variables are refused before any host is touched; --check prints the plan and changes nothing; a rollout over
@@ -21,7 +22,7 @@ EPHEMERAL = os.environ["MOLECULE_EPHEMERAL_DIRECTORY"]
 PROJECT = os.environ["MOLECULE_PROJECT_DIRECTORY"]
 PLAYBOOK = os.path.join(PROJECT, "playbooks", "upgrade_driver.yml")
 KUBECTL_LOG = os.path.join(EPHEMERAL, "kubectl.log")
-# Ansible prints a role's task names after the role's name.
+# Ansible prints a role's task names after the role's name (its retry lines print the task's name alone).
 ROLE = "gpuops.gpu_server.upgrade_driver : "
 
 
@@ -117,7 +118,7 @@ def test_host_1_waited_for_its_job_then_upgraded_and_resumed(rollout):
     assert HOSTS[1].package("nvidia-fabricmanager-550").is_installed
     assert not HOSTS[1].package("nvidia-fabricmanager-535").is_installed
     # The playbook looked at the GPU's processes until the job that was running there ended.
-    assert "FAILED - RETRYING: [%s1]: %sWait until no compute process is left" % (SCENARIO, ROLE) in out, out
+    assert "FAILED - RETRYING: [%s1]: Wait until no compute process is left" % SCENARIO in out, out
     assert not HOSTS[1].file("/run/gpuops-fake-gpu/compute-apps").exists
     assert sched_log(HOSTS[1]) == [
         "scontrol update nodename=%s1 state=drain reason=gpuops driver upgrade to 550" % SCENARIO,
