@@ -93,3 +93,75 @@ def test_a_host_without_an_nvidia_gpu_is_refused_unless_baking_an_image(tmp_path
         assert result.returncode != 0, out
         assert "has no NVIDIA GPU on the PCI bus" in out and "nvidia_driver_bake=true" in out, out
         assert "Nothing was changed" in out, out
+
+
+UPGRADE = os.path.join("..", "..", "playbooks", "upgrade_driver.yml")
+
+
+def upgrade_inventory(tmp_path, gpu_b):
+    """Two GPU servers that get branch 570 from their group; gpu-b's own variables on top (the second batch's host)."""
+    path = tmp_path / "inventory.json"
+    path.write_text(json.dumps({"all": {"children": {"gpu_servers": {
+        "vars": {"gpuops_upgrade_driver_branch": "570"},
+        "hosts": {"gpu-a": {}, "gpu-b": gpu_b}}}}}))
+    return str(path)
+
+
+def run_upgrade_preflight(tmp_path, gpu_b, *extra):
+    return run_playbook(UPGRADE, "--tags", "upgrade_driver_preflight", *extra, inventory=upgrade_inventory(tmp_path, gpu_b))
+
+
+@pytest.mark.parametrize("gpu_b,said", [
+    # The playbook's names and the role's, each named as the host sets it.
+    ({"gpuops_upgrade_drain": "lsf"}, "value of gpuops_upgrade_drain must be one of: none, slurm, kubernetes, command, got: lsf"),
+    ({"upgrade_driver_drain": "lsf"}, "value of upgrade_driver_drain must be one of: none, slurm, kubernetes, command, got: lsf"),
+    ({"upgrade_driver_wait_timeout": "soon"}, "upgrade_driver_wait_timeout"),
+    ({"gpuops_upgrade_command_on": "elsewhere"}, "value of gpuops_upgrade_command_on must be one of: host, controller"),
+    ({"gpuops_upgrade_driver_branch": "latest"}, "gpuops_upgrade_driver_branch is a branch such as 570, 570-server or 570-open (got latest)"),
+    ({"upgrade_driver_branch": "57"}, "upgrade_driver_branch is a branch such as 570, 570-server or 570-open (got 57)"),
+    ({"gpuops_upgrade_drain": "command", "gpuops_upgrade_drain_command": ["drain-it"]},
+     "gpuops_upgrade_drain=command needs gpuops_upgrade_drain_command and gpuops_upgrade_undrain_command (got ['drain-it'] and none)"),
+    ({"gpuops_upgrade_wait_delay": 0}, "gpuops_upgrade_wait_timeout and gpuops_upgrade_wait_delay are positive numbers of seconds (got 3600 and 0)"),
+])
+def test_an_upgrade_variable_of_a_later_batch_is_refused_in_the_first_by_name(tmp_path, gpu_b, said):
+    result = run_upgrade_preflight(tmp_path, gpu_b)
+    out = result.stdout + result.stderr
+    assert result.returncode != 0, out
+    assert said in " ".join(out.split()), out
+    # The first batch (gpu-a) stopped at the fleet check: no batch began, nothing was read from a host.
+    assert "(item=gpu-b)" in out and "Batch of 1" not in out, out
+
+
+def test_good_upgrade_variables_on_every_host_pass_the_fleet_check(tmp_path):
+    # Negative control: the same inventory with good values (a command hook with both commands, the role's names) passes.
+    result = run_upgrade_preflight(tmp_path, {"gpuops_upgrade_drain": "command", "gpuops_upgrade_drain_command": "drain-it now",
+                                              "upgrade_driver_undrain_command": ["undrain-it"], "upgrade_driver_wait_delay": 5})
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out
+    assert "Batch of 1: gpu-a (hosts 1-2 of 2)" not in out and "Batch of 1: gpu-b (hosts 2-2 of 2)" in out, out
+
+
+def test_a_missing_branch_is_refused_unless_kernel_updates_only(tmp_path):
+    path = tmp_path / "inventory.json"
+    path.write_text(json.dumps({"all": {"children": {"gpu_servers": {"hosts": {"gpu-a": {}}}}}}))
+    result = run_playbook(UPGRADE, "--tags", "upgrade_driver_preflight", inventory=str(path))
+    out = " ".join((result.stdout + result.stderr).split())
+    assert result.returncode != 0, out
+    assert "upgrade_driver_branch (gpuops_upgrade_driver_branch) is a branch such as 570" in out, out
+    assert "it is required unless upgrade_driver_kernel (gpuops_upgrade_kernel) is true" in out, out
+    # Negative control: kernel updates only, the host keeps its branch.
+    kernel = run_playbook(UPGRADE, "--tags", "upgrade_driver_preflight", "-e", "gpuops_upgrade_kernel=true", inventory=str(path))
+    assert kernel.returncode == 0, kernel.stdout + kernel.stderr
+    assert "kernel updates, driver branch kept (check mode: the plan only)" in " ".join(kernel.stdout.split()), kernel.stdout
+
+
+@pytest.mark.parametrize("variable,value", [("gpuops_upgrade_serial", v) for v in ("0", "-1", "150%", "two")]
+                         + [("gpuops_upgrade_max_fail_percentage", v) for v in ("101", "-5", "some")])
+def test_a_bad_batch_size_or_failure_tolerance_is_refused_by_name(tmp_path, variable, value):
+    result = run_upgrade_preflight(tmp_path, {}, "-e", "%s=%s" % (variable, value))
+    out = " ".join((result.stdout + result.stderr).split())
+    assert result.returncode != 0, out
+    assert "Traceback" not in out, out
+    said = {"gpuops_upgrade_serial": "gpuops_upgrade_serial is a positive number or a percentage such as 25%% (got %s)",
+            "gpuops_upgrade_max_fail_percentage": "gpuops_upgrade_max_fail_percentage is 0-100 (got %s)"}[variable]
+    assert said % value in out, out

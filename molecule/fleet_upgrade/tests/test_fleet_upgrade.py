@@ -1,4 +1,5 @@
-"""Verify playbooks/upgrade_driver.yml on four hosts that converge put on branch 535 (see molecule.yml).
+"""Verify playbooks/upgrade_driver.yml (the role upgrade_driver in a play with serial) on four hosts that converge
+put on branch 535 (see molecule.yml).
 
 The tests run in this order (pytest keeps the file's order); each builds on the state the one before left:
 bad variables are refused before any host is touched; --check prints the plan and changes nothing; a rollout over
@@ -21,6 +22,8 @@ EPHEMERAL = os.environ["MOLECULE_EPHEMERAL_DIRECTORY"]
 PROJECT = os.environ["MOLECULE_PROJECT_DIRECTORY"]
 PLAYBOOK = os.path.join(PROJECT, "playbooks", "upgrade_driver.yml")
 KUBECTL_LOG = os.path.join(EPHEMERAL, "kubectl.log")
+# Ansible prints a role's task names after the role's name (its retry lines print the task's name alone).
+ROLE = "gpuops.gpu_server.upgrade_driver : "
 
 
 def upgrade(*args, **kwargs):
@@ -64,7 +67,7 @@ def test_bad_variables_are_refused_before_any_host():
     assert rc != 0, out
     assert "gpuops_upgrade_drain" in out and "lsf" in out, out
     # Nothing ran on any host: the first batch stopped at the variables' check.
-    assert "TASK [Check GPU health before the upgrade]" not in out, out
+    assert "TASK [%sCheck GPU health before the upgrade]" % ROLE not in out, out
     for n in (1, 2, 3, 4):
         assert sched_log(HOSTS[n]) == []
 
@@ -73,12 +76,14 @@ def test_a_bad_branch_is_refused_naming_the_variable():
     rc, out = upgrade("-e", "gpuops_upgrade_driver_branch=latest", *limit(3))
     assert rc != 0, out
     assert "gpuops_upgrade_driver_branch is a branch such as 570" in re.sub(r"\s+", " ", out), out
-    assert "TASK [Check GPU health before the upgrade]" not in out, out
+    assert "TASK [%sCheck GPU health before the upgrade]" % ROLE not in out, out
 
 
 def test_check_mode_prints_the_plan_per_batch_and_changes_nothing():
     rc, out = upgrade("--check", *limit(1, 2, 3))
     assert rc == 0, out
+    # The task that the refusals above must not reach, under the name Ansible prints for it.
+    assert "TASK [%sCheck GPU health before the upgrade]" % ROLE in out, out
     assert len(re.findall(r"Batch of 1: %s\d \(hosts (\d)-\1 of 3\)" % SCENARIO, out)) == 3, out
     for n, drain in ((1, "Slurm node gpuops-fleet_upgrade-1 drained"),
                      (2, "Kubernetes node gpu-node-2 cordoned and drained"),
