@@ -72,7 +72,7 @@ def test_a_monitoring_server_on_debian_11_is_refused_while_its_alertmanager_cann
     assert "Debian 11's Alertmanager (0.21) cannot serve TLS or basic auth" in out, out
     # Ubuntu 22.04's Alertmanager (0.23) can.
     ubuntu = preflight("gpu_monitoring_server_preflight.yml", "-e", "fake_distribution=Ubuntu", "-e", "fake_major=22",
-                          inventory=inventory)
+                       inventory=inventory)
     assert ubuntu.returncode == 0, ubuntu.stdout
 
 
@@ -80,7 +80,7 @@ def test_a_monitoring_server_on_debian_11_is_refused_while_its_alertmanager_cann
 def test_a_host_without_an_nvidia_gpu_is_refused_unless_baking_an_image(tmp_path, bake):
     (tmp_path / "bus" / "pci" / "devices").mkdir(parents=True)
     result = preflight("nvidia_driver_no_gpu.yml", "--tags", "nvidia_driver_preflight",
-                          "-e", "nvidia_driver_sysfs_root=%s" % tmp_path, "-e", "nvidia_driver_bake=%s" % bake)
+                       "-e", "nvidia_driver_sysfs_root=%s" % tmp_path, "-e", "nvidia_driver_bake=%s" % bake)
     out = result.stdout
     if bake:
         # Negative control: the same host passes preflight when it bakes an image.
