@@ -1,8 +1,8 @@
 # shellcheck shell=bash
 # Sourced from the repository root by the benchmarks that need a local S3 server (backup_restore.sh,
 # spot_final_sync.sh). bench_start NAME makes the work directory $work (/var/tmp/NAME.XXXXXX) and, on exit, stops
-# every process in $pids and removes $work. moto_start starts moto (.cache/moto-py311, built by the prepare of the
-# spot or backup scenario) on a random loopback port, $moto_port, and waits for its API.
+# every process in $pids and removes $work. moto_start starts moto (.cache/moto-py311: the S3 fixture of the Molecule
+# scenarios, tests/fixtures/moto, built here when missing) on a random loopback port, $moto_port, and waits for its API.
 moto=.cache/moto-py311
 pids=()
 work=
@@ -14,7 +14,7 @@ bench_cleanup() {
 }
 
 bench_start() {
-  [[ -f $moto/moto/server.py ]] || { echo "no $moto: run the prepare of molecule's spot or backup scenario first" >&2; exit 1; }
+  PYTHON=${PYTHON:-.venv/bin/python} bash tests/fixtures/moto/build.sh "$moto"
   work=$(mktemp -d "/var/tmp/$1.XXXXXX")
   trap bench_cleanup EXIT
   unset AWS_CA_BUNDLE  # rclone's S3 client refuses a custom CA bundle with its own transport

@@ -4,8 +4,8 @@
 # (the floor). Both restore into an empty directory on this machine from a local S3 server (moto on loopback); restic
 # starts with an empty cache, as on a replacement host.
 #
-# Run from the repository root after `make venv` and one `molecule test -s spot` or `-s backup` (or their prepare),
-# which builds .cache/moto-py311:   bash benchmarks/backup_restore.sh [SIZE_MIB] [FILES]
+# Run from the repository root after `make venv` (moto, tests/fixtures/moto, is built into .cache/moto-py311 when
+# missing):   bash benchmarks/backup_restore.sh [SIZE_MIB] [FILES]
 # Needs restic and rclone (apt-get install -y restic rclone).
 set -euo pipefail
 cd "$(dirname "$0")/.."

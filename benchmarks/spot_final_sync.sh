@@ -2,8 +2,8 @@
 # Time from a spot interruption notice to the end of the final sync, for one checkpoint of SIZE (default 1G),
 # next to a plain `rclone copy` of the same file (the floor), against a local S3 server (moto).
 #
-# Run from the repository root, as root, after `make venv` and one `molecule test -s spot` (or its prepare),
-# which builds .cache/moto-py311:   bash benchmarks/spot_final_sync.sh [SIZE]
+# Run from the repository root, as root, after `make venv` (moto, tests/fixtures/moto, is built into .cache/moto-py311
+# when missing):   bash benchmarks/spot_final_sync.sh [SIZE]
 # Needs rclone (apt-get install rclone). Everything runs on this machine: moto on loopback, the stand-in
 # metadata service (tests/fixtures/spot/fake_metadata.py) on loopback, and the role's own tool
 # (roles/spot/files/gpuops-spot.py) as its watcher runs on a host, with no training unit to wait for.

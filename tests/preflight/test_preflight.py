@@ -1,28 +1,25 @@
 """A wrong variable type or an unsupported platform fails in preflight, with a message that names it."""
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
+from ansible_collections.gpuops.gpu_server.tests.support.playbook import needs_ansible_playbook, run_playbook
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
+
+pytestmark = needs_ansible_playbook
 
 
-def run_playbook(playbook, *extra, inventory="localhost,"):
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, ".cache", "collections"),
-               ANSIBLE_FORCE_COLOR="0", ANSIBLE_NOCOLOR="1", ANSIBLE_STDOUT_CALLBACK="ansible.builtin.default")
-    bindir = os.path.dirname(sys.executable)
-    cmd = [os.path.join(bindir, "ansible-playbook"), "-i", inventory, "-c", "local", "--check",
-           "-e", "ansible_python_interpreter=%s" % sys.executable, os.path.join(HERE, playbook)] + list(extra)
-    return subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+def preflight(playbook, *extra, inventory="localhost,"):
+    """A playbook of this directory in check mode, on this machine: the refusals come before any change."""
+    return run_playbook(os.path.join(HERE, playbook), "--check", *extra, inventory=inventory, timeout=300)
 
 
 @pytest.mark.parametrize("distribution,major", [("Fedora", "40"), ("Debian", "10"), ("Ubuntu", "18")])
 def test_unsupported_platform_is_refused_by_name(distribution, major):
-    result = run_playbook("base_refuses.yml", "-e", "fake_distribution=%s" % distribution, "-e", "fake_major=%s" % major)
-    out = result.stdout + result.stderr
+    result = preflight("base_refuses.yml", "-e", "fake_distribution=%s" % distribution, "-e", "fake_major=%s" % major)
+    out = result.stdout
     assert result.returncode != 0, out
     assert "%s " % distribution in out and "is not supported by gpuops.gpu_server.base" in out, out
     # nothing after the platform check ran
@@ -30,8 +27,8 @@ def test_unsupported_platform_is_refused_by_name(distribution, major):
 
 
 def test_wrong_variable_type_is_refused_by_name():
-    result = run_playbook("base_refuses.yml", "-e", "base_package_lock_timeout=soon")
-    out = result.stdout + result.stderr
+    result = preflight("base_refuses.yml", "-e", "base_package_lock_timeout=soon")
+    out = result.stdout
     assert result.returncode != 0, out
     assert "base_package_lock_timeout" in out and "int" in out, out
     assert "Assert that the platform is supported" not in out, out
@@ -50,8 +47,8 @@ def monitoring_inventory(tmp_path, nodes):
 
 
 def test_gpu_nodes_set_up_like_the_server_scrapes_them_pass(tmp_path):
-    result = run_playbook("gpu_monitoring_server_preflight.yml", inventory=monitoring_inventory(tmp_path, NODES))
-    assert result.returncode == 0, result.stdout + result.stderr
+    result = preflight("gpu_monitoring_server_preflight.yml", inventory=monitoring_inventory(tmp_path, NODES))
+    assert result.returncode == 0, result.stdout
 
 
 @pytest.mark.parametrize("variables,said", [
@@ -61,30 +58,30 @@ def test_gpu_nodes_set_up_like_the_server_scrapes_them_pass(tmp_path):
 ])
 def test_a_gpu_node_the_server_would_scrape_the_wrong_way_is_refused_by_name(tmp_path, variables, said):
     nodes = dict(NODES, **{"gpu-b": variables})
-    result = run_playbook("gpu_monitoring_server_preflight.yml", inventory=monitoring_inventory(tmp_path, nodes))
-    out = result.stdout + result.stderr
+    result = preflight("gpu_monitoring_server_preflight.yml", inventory=monitoring_inventory(tmp_path, nodes))
+    out = result.stdout
     assert result.returncode != 0, out
     assert said in out and "gpu-a" not in out.split("but ", 1)[-1], out
 
 
 def test_a_monitoring_server_on_debian_11_is_refused_while_its_alertmanager_cannot_serve_tls(tmp_path):
     inventory = monitoring_inventory(tmp_path, NODES)
-    result = run_playbook("gpu_monitoring_server_preflight.yml", "-e", "fake_major=11", inventory=inventory)
-    out = result.stdout + result.stderr
+    result = preflight("gpu_monitoring_server_preflight.yml", "-e", "fake_major=11", inventory=inventory)
+    out = result.stdout
     assert result.returncode != 0, out
     assert "Debian 11's Alertmanager (0.21) cannot serve TLS or basic auth" in out, out
     # Ubuntu 22.04's Alertmanager (0.23) can.
-    ubuntu = run_playbook("gpu_monitoring_server_preflight.yml", "-e", "fake_distribution=Ubuntu", "-e", "fake_major=22",
-                          inventory=inventory)
-    assert ubuntu.returncode == 0, ubuntu.stdout + ubuntu.stderr
+    ubuntu = preflight("gpu_monitoring_server_preflight.yml", "-e", "fake_distribution=Ubuntu", "-e", "fake_major=22",
+                       inventory=inventory)
+    assert ubuntu.returncode == 0, ubuntu.stdout
 
 
 @pytest.mark.parametrize("bake", [False, True])
 def test_a_host_without_an_nvidia_gpu_is_refused_unless_baking_an_image(tmp_path, bake):
     (tmp_path / "bus" / "pci" / "devices").mkdir(parents=True)
-    result = run_playbook("nvidia_driver_no_gpu.yml", "--tags", "nvidia_driver_preflight",
-                          "-e", "nvidia_driver_sysfs_root=%s" % tmp_path, "-e", "nvidia_driver_bake=%s" % bake)
-    out = result.stdout + result.stderr
+    result = preflight("nvidia_driver_no_gpu.yml", "--tags", "nvidia_driver_preflight",
+                       "-e", "nvidia_driver_sysfs_root=%s" % tmp_path, "-e", "nvidia_driver_bake=%s" % bake)
+    out = result.stdout
     if bake:
         # Negative control: the same host passes preflight when it bakes an image.
         assert result.returncode == 0, out

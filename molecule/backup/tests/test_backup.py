@@ -11,13 +11,11 @@ import json
 import os
 import re
 import subprocess
-import sys
 import time
 
 import testinfra
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tests", "helpers"))
-from waiting import wait_for  # noqa: E402  (tests/helpers: shared by the scenarios' verifiers)
+from ansible_collections.gpuops.gpu_server.tests.support.waiting import wait_for
 
 testinfra_hosts = ["docker://gpuops-backup-a"]
 HOST_NAME = "gpuops-backup-a"
@@ -151,11 +149,8 @@ def test_killed_backup_rerun_is_consistent_and_loses_nothing(host):
     packs_before = len(host.check_output("gpuops-backup restic list packs").splitlines())
     host.check_output("systemctl start --no-block gpuops-backup.service")
     # Wait until the running backup has uploaded its first pack files, then kill everything in the unit.
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        if len(host.check_output("gpuops-backup restic list packs").splitlines()) > packs_before:
-            break
-        time.sleep(0.2)
+    wait_for(lambda: len(host.check_output("gpuops-backup restic list packs").splitlines()) > packs_before, 120,
+             "the running backup to upload its first pack files", step=0.2)
     host.check_output("systemctl kill -s KILL gpuops-backup.service")
     # The processes die, and systemd sees the unit end, when a loaded machine gets to it: wait for both (a start while
     # the killed run is still "activating" would only join it and fail with it).

@@ -1,13 +1,9 @@
 """cuda_toolkit from NVIDIA's repository (signed fixture): two versions side by side, alternatives, environment."""
-import os
 import re
-import sys
 
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tests", "fixtures",
-                                "apt_repo"))
-from repo_checks import assert_vendor_repo  # noqa: E402
+from ansible_collections.gpuops.gpu_server.tests.fixtures.apt_repo.repo_checks import assert_vendor_repo
 
 
 def test_repository_signed_by_and_pinned(host):

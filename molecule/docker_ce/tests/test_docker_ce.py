@@ -1,13 +1,9 @@
 """Verify the docker role's Docker-repository path against the fixture repository: key, signed-by, packages."""
 import json
-import os
-import sys
 
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tests", "fixtures",
-                                "apt_repo"))
-from repo_checks import assert_vendor_repo  # noqa: E402
+from ansible_collections.gpuops.gpu_server.tests.fixtures.apt_repo.repo_checks import assert_vendor_repo
 
 PACKAGES = ["docker-ce", "docker-ce-cli", "containerd.io", "docker-buildx-plugin", "docker-compose-plugin"]
 

@@ -3,9 +3,10 @@ scrapes it, evaluates the GPU rules and fires the alerts the fixture deserves, a
 import json
 import os
 import re
-import time
 
 import pytest
+
+from ansible_collections.gpuops.gpu_server.tests.support.waiting import wait_for
 
 NODE = "gpuops-gpu_monitoring-node"
 SERVER = "gpuops-gpu_monitoring-server"
@@ -77,18 +78,6 @@ def api(host, url, **params):
     return json.loads(fetch(host, url, **params))
 
 
-def eventually(check, timeout=120, step=3):
-    """Retry ``check`` until it returns a truthy value (Prometheus needs a few scrapes and evaluations)."""
-    deadline = time.time() + timeout
-    last = None
-    while time.time() < deadline:
-        last = check()
-        if last:
-            return last
-        time.sleep(step)
-    return last
-
-
 # ---- GPU node ----
 
 def test_node_services(host):
@@ -134,8 +123,7 @@ def test_textfile_written_atomically_by_the_collector(host):
         after = host.check_output(state)
         idle = "ActiveState=inactive" in before.splitlines() or "ActiveState=failed" in before.splitlines()
         return [leftovers] if idle and before == after else None
-    looked = eventually(between_runs, timeout=120, step=1)
-    assert looked, "waited 120 s for a moment between two runs of gpuops-gpu-collector.service"
+    looked = wait_for(between_runs, 120, "a moment between two runs of gpuops-gpu-collector.service")
     assert looked[0] == "", looked[0]
 
 
@@ -268,8 +256,8 @@ def test_all_targets_up_over_https(host):
     def all_up():
         targets = api(host, PROM + "/api/v1/targets")["data"]["activeTargets"]
         return targets if targets and all(t["health"] == "up" for t in targets) else None
-    targets = eventually(all_up)
-    assert targets, api(host, PROM + "/api/v1/targets")["data"]["activeTargets"]
+    targets = wait_for(all_up, 120, lambda: "every target up (they are: %s)" % api(host, PROM + "/api/v1/targets")["data"]["activeTargets"],
+                       step=3)
     assert {t["labels"]["job"] for t in targets} == {"prometheus", "gpu_node"}
     assert all(t["scrapeUrl"].startswith("https://") for t in targets), [t["scrapeUrl"] for t in targets]
     alertmanagers = api(host, PROM + "/api/v1/alertmanagers")["data"]["activeAlertmanagers"]
@@ -283,7 +271,7 @@ def test_gpu_node_target_is_up(host):
         targets = api(host, PROM + "/api/v1/targets")["data"]["activeTargets"]
         return [t for t in targets if t["labels"].get("job") == "gpu_node" and t["health"] == "up"
                 and t["labels"].get("host") == NODE]
-    assert eventually(node_target), "the GPU node's node_exporter target is not up"
+    wait_for(node_target, 120, "the GPU node's node_exporter target to be up", step=3)
 
 
 def test_gpu_utilisation_series_present(host):
@@ -291,8 +279,7 @@ def test_gpu_utilisation_series_present(host):
 
     def series():
         return api(host, PROM + "/api/v1/query", query='gpuops_gpu_utilization_percent{host="%s"}' % NODE)["data"]["result"]
-    result = eventually(series)
-    assert result, "no GPU utilisation series from the node"
+    result = wait_for(series, 120, "the GPU utilisation series of the node", step=3)
     values = {r["metric"]["gpu"]: float(r["value"][1]) for r in result}
     assert values == {"0": 0.0, "1": 100.0}
 
@@ -304,8 +291,7 @@ def test_alert_fires_on_the_fixtures_values(host, alertname):
     def firing():
         alerts = api(host, PROM + "/api/v1/alerts")["data"]["alerts"]
         return [a for a in alerts if a["labels"]["alertname"] == alertname and a["state"] == "firing"]
-    alerts = eventually(firing, timeout=150)
-    assert alerts, "%s is not firing" % alertname
+    alerts = wait_for(firing, 150, "%s to fire" % alertname, step=3)
     # Only the fixture's GPU 1 deserves it.
     assert {a["labels"]["gpu"] for a in alerts} == {"1"}
     assert alerts[0]["labels"]["host"] == NODE
@@ -327,7 +313,7 @@ def test_alertmanager_receives_the_alerts(host):
     def received():
         alerts = api(host, ALERTMANAGER + "/api/v2/alerts")
         return [a for a in alerts if a["labels"]["alertname"] == "GpuEccUncorrectable"]
-    assert eventually(received, timeout=90), "Alertmanager did not receive GpuEccUncorrectable"
+    wait_for(received, 90, "Alertmanager to receive GpuEccUncorrectable", step=3)
 
 
 def test_dashboard_queries_are_valid_promql(host):

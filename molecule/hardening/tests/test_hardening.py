@@ -7,8 +7,7 @@ import sys
 import pytest
 import testinfra
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tests", "helpers"))
-from waiting import wait_for  # noqa: E402  (tests/helpers: shared by the scenarios' verifiers)
+from ansible_collections.gpuops.gpu_server.tests.support.waiting import wait_for
 
 # Assertions run on the hardened server; the client container is driven through its own backend.
 testinfra_hosts = ["docker://gpuops-hardening"]

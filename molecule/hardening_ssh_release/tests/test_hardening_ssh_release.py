@@ -5,10 +5,8 @@ SSH port from the host itself with the admin's key (/root/gpuadmin_ed25519, made
 """
 import os
 import subprocess
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tests", "helpers"))
-from waiting import wait_for  # noqa: E402  (tests/helpers: shared by the scenarios' verifiers)
+from ansible_collections.gpuops.gpu_server.tests.support.waiting import wait_for
 
 testinfra_hosts = ["docker://gpuops-hardening_ssh_release"]
 CONTAINER = "gpuops-hardening_ssh_release"

@@ -2,14 +2,12 @@
 a real browser (headless Chromium) logs in, runs a cell and reads its output; a wrong password is refused."""
 import os
 import ssl
-import sys
 import urllib.error
 import urllib.request
 
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tests", "browser"))
-import jupyterlab  # noqa: E402  (tests/browser: the browser helpers shared with the site scenario)
+from ansible_collections.gpuops.gpu_server.tests.support import jupyterlab
 
 CA = os.path.join(os.environ.get("MOLECULE_EPHEMERAL_DIRECTORY", ""), "pki", "ca.crt")
 PASSWORD = "gpuops-jupyter-test-Qx7-Lm2"
@@ -94,7 +92,7 @@ def test_browser_login_with_a_wrong_password_is_refused(address, certificate):
     with jupyterlab.browser(certificate) as driver:
         jupyterlab.log_in(driver, url, password=PASSWORD + "-wrong")
         # The refusal comes after an argon2 check on the server and a page load: as long as the helpers' other waits
-        # (tests/browser/jupyterlab.py), not 30 s, on a loaded machine.
-        jupyterlab.wait(driver, 60, lambda d: "Invalid credentials" in d.page_source, "no refusal on the page")
+        # (tests/support/jupyterlab.py), not 30 s, on a loaded machine.
+        jupyterlab.wait(driver, 60, lambda d: "Invalid credentials" in d.page_source, "the refusal on the page")
         assert "/login" in driver.current_url
         assert not driver.find_elements("css selector", "#jp-main-dock-panel")

@@ -4,20 +4,17 @@ import uuid
 
 import testinfra
 
+from ansible_collections.gpuops.gpu_server.tests.support.waiting import wait_for
+
 # Assertions are made from the client's point of view; the collector is driven through its own backend.
 testinfra_hosts = ["docker://gpuops-log_management-client"]
 COLLECTOR = testinfra.get_host("docker://gpuops-log_management-collector")
 REMOTE_DIR = "/var/log/remote"
 
 
-def arrived(marker, timeout=90):
+def arrived(marker, what, timeout=90):
     """Wait until the collector has written a line containing marker into a per-host file."""
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if COLLECTOR.run("grep -rqsF -- %s %s", marker, REMOTE_DIR).rc == 0:
-            return True
-        time.sleep(2)
-    return False
+    wait_for(lambda: COLLECTOR.run("grep -rqsF -- %s %s", marker, REMOTE_DIR).rc == 0, timeout, what, step=2)
 
 
 def test_collector_listens_on_tcp():
@@ -28,7 +25,7 @@ def test_collector_listens_on_tcp():
 def test_message_arrives_in_a_per_host_file(host):
     marker = "gpuops-live-%s" % uuid.uuid4().hex
     host.run("logger -t gpuops-test %s", marker)
-    assert arrived(marker), "message never reached the collector"
+    arrived(marker, "the message to reach the collector")
     hostname = host.check_output("hostname")
     path = COLLECTOR.check_output("grep -rlF -- %s %s", marker, REMOTE_DIR)
     assert path == "%s/%s/syslog.log" % (REMOTE_DIR, hostname), path
@@ -49,7 +46,7 @@ def test_nothing_is_lost_while_the_collector_is_down(host):
             host.check_output("journalctl -u rsyslog --since @%s --no-pager", start)
     finally:
         COLLECTOR.run("systemctl start rsyslog.service")
-    assert arrived(marker), "message logged while the collector was down was lost"
+    arrived(marker, "the message logged while the collector was down to reach it")
 
 
 def test_forwarding_config(host):

@@ -1,13 +1,9 @@
 """Verify the nvidia_container_toolkit role against the fixture repository: repository, key, pin, hold, runtime."""
 import json
-import os
-import sys
 
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tests", "fixtures",
-                                "apt_repo"))
-from repo_checks import assert_vendor_repo  # noqa: E402
+from ansible_collections.gpuops.gpu_server.tests.fixtures.apt_repo.repo_checks import assert_vendor_repo
 
 
 PINNED = "1.17.8-1"

@@ -1,12 +1,8 @@
 """Verify the CUDA-repository path against the signed fixture repository: key, signed-by, pin-600, holds,
 Fabric Manager at the driver's exact version, and the branch change 535 -> 550 done by side_effect."""
-import os
 import re
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tests", "fixtures",
-                                "apt_repo"))
-from repo_checks import assert_vendor_repo  # noqa: E402
+from ansible_collections.gpuops.gpu_server.tests.fixtures.apt_repo.repo_checks import assert_vendor_repo
 
 PIN = "/etc/apt/preferences.d/cuda-repository-pin-600"
 REPO = "http://127.0.0.1:8765"

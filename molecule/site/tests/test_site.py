@@ -10,6 +10,8 @@ import socket
 
 import pytest
 
+from ansible_collections.gpuops.gpu_server.tests.support.waiting import wait_for
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -64,10 +66,9 @@ PLATFORM = os.environ.get("GPUOPS_PLATFORM", "debian12")
 # basic auth) and node_exporter, the latter to the monitoring server only (gpu_monitoring's entry point ports).
 OPEN_PORTS = ["22", "8888", "9090", "9100"]
 
-# The gpu_monitoring verifier's helpers: Prometheus' API through the host's python3, and a bounded retry.
+# The gpu_monitoring verifier's helpers: Prometheus' API through the host's python3.
 PROM = _monitoring.PROM
 api = _monitoring.api
-eventually = _monitoring.eventually
 
 
 # ---- JupyterLab: the demo's token, or a password on PASSWORD_PLATFORM (left out on Ubuntu 22.04: see converge.yml) ----
@@ -218,7 +219,7 @@ def test_node_target_is_up(host):
         targets = api(host, PROM + "/api/v1/targets")["data"]["activeTargets"]
         return [t for t in targets if t["labels"].get("job") == "gpu_node" and t["health"] == "up"
                 and t["scrapeUrl"].startswith("https://")]
-    assert eventually(up, timeout=90), "Prometheus does not scrape the node's exporter over https"
+    wait_for(up, 90, "Prometheus to scrape the node's exporter over https", step=3)
 
 
 # ---- OpenSCAP: the SCAP Security Guide profile of the platform, after site.yml ----

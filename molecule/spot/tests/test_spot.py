@@ -6,15 +6,12 @@ sync puts its last checkpoint into the bucket, byte-identical, before the deadli
 trainer starts only after the restore, and resumes from a's last step. Unreachable metadata is one clear log line.
 The tests run in this order (pytest keeps the file's order); each builds on the state the one before left.
 """
-import os
 import re
-import sys
 import time
 
 import testinfra
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tests", "helpers"))
-from waiting import wait_for  # noqa: E402  (tests/helpers: shared by the scenarios' verifiers)
+from ansible_collections.gpuops.gpu_server.tests.support.waiting import wait_for
 
 testinfra_hosts = ["docker://gpuops-spot-a"]
 B = testinfra.get_host("docker://gpuops-spot-b")

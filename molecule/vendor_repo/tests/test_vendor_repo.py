@@ -1,10 +1,6 @@
 """Verify vendor_repo on its own: deb822 source, key, pin, old source removed, nothing from the refused calls."""
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tests", "fixtures",
-                                "apt_repo"))
-from repo_checks import assert_vendor_repo  # noqa: E402
+from ansible_collections.gpuops.gpu_server.tests.fixtures.apt_repo.repo_checks import assert_vendor_repo
 
 
 def test_repository(host):

@@ -10,26 +10,19 @@ from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 import os
-import subprocess
-import sys
 
 import pytest
 
+from ansible_collections.gpuops.gpu_server.tests.support.playbook import ROOT, needs_ansible_playbook, run_playbook
 from ansible_collections.gpuops.gpu_server.tests.unit.conftest import fixture_path
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..'))
 PLAYBOOK = os.path.join(ROOT, 'examples', 'check_dockerfile.yml')
+
+pytestmark = needs_ansible_playbook
 
 
 def check(dockerfile):
-    env = dict(os.environ)
-    env.update(ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.cache', 'collections'), ANSIBLE_FORCE_COLOR='0',
-               ANSIBLE_NOCOLOR='1', ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'),
-               ANSIBLE_LOCALHOST_WARNING='0', ANSIBLE_INVENTORY_UNPARSED_WARNING='0')
-    playbook = os.path.join(os.path.dirname(sys.executable), 'ansible-playbook')
-    proc = subprocess.run([playbook, '-i', 'localhost,', PLAYBOOK, '-e', 'dockerfile=%s' % dockerfile],
-                          cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          universal_newlines=True, timeout=120, check=False)
+    proc = run_playbook(PLAYBOOK, '-e', 'dockerfile=%s' % dockerfile)
     return proc.returncode, proc.stdout
 
 

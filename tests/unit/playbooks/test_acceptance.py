@@ -9,19 +9,15 @@ from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 import os
-import subprocess
 import sys
 
-import pytest
-
+from ansible_collections.gpuops.gpu_server.tests.support.playbook import ROOT, needs_ansible_playbook, run_playbook
 from ansible_collections.gpuops.gpu_server.tests.unit.conftest import fixture_path
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 PLAYBOOK = os.path.join(ROOT, 'playbooks', 'acceptance.yml')
 BIN = os.path.dirname(sys.executable)
-ANSIBLE_PLAYBOOK = os.path.join(BIN, 'ansible-playbook')
 
-pytestmark = pytest.mark.skipif(not os.path.exists(ANSIBLE_PLAYBOOK), reason='ansible-playbook not in this venv')
+pytestmark = needs_ansible_playbook
 
 # The "sample" the fake nvcc builds: saxpy/bandwidth/p2p answers chosen by environment variables.
 FAKE_SAMPLE = r'''#!/bin/sh
@@ -54,20 +50,13 @@ def fake_bin(tmp_path):
 
 
 def run(tmp_path, path, *extra, **env):
-    environ = dict(os.environ, PATH=path, ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.cache', 'collections'),
-                   ANSIBLE_LOCALHOST_WARNING='false', ANSIBLE_FORCE_COLOR='0', ANSIBLE_NOCOLOR='1', **env)
-    argv = [ANSIBLE_PLAYBOOK, PLAYBOOK, '-i', 'localhost,', '-c', 'local', '-e', 'gpuops_acceptance_hosts=localhost',
-            '-e', 'gpuops_acceptance_become=false', '-e', 'ansible_python_interpreter=%s' % sys.executable,
-            '-e', 'gpuops_acceptance_dir=%s' % (tmp_path / 'acceptance')] + list(extra)
-    proc = subprocess.run(argv, env=environ, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120,
-                          universal_newlines=True, check=False)
+    proc = run_playbook(PLAYBOOK, '-e', 'gpuops_acceptance_hosts=localhost', '-e', 'gpuops_acceptance_become=false',
+                        '-e', 'gpuops_acceptance_dir=%s' % (tmp_path / 'acceptance'), *extra, env=dict(env, PATH=path))
     return proc.returncode, proc.stdout
 
 
 def test_syntax_check():
-    proc = subprocess.run([ANSIBLE_PLAYBOOK, '--syntax-check', PLAYBOOK, '-i', 'localhost,'],
-                          env=dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.cache', 'collections')),
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, check=False)
+    proc = run_playbook(PLAYBOOK, '--syntax-check')
     assert proc.returncode == 0, proc.stdout
 
 

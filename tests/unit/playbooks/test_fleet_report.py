@@ -19,16 +19,15 @@ import sys
 import pytest
 import yaml
 
+from ansible_collections.gpuops.gpu_server.tests.support.playbook import ROOT, needs_ansible_playbook, run_playbook
 from ansible_collections.gpuops.gpu_server.tests.unit.conftest import fixture_path
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 PLAYBOOK = os.path.join(ROOT, 'playbooks', 'fleet_report.yml')
-ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), 'ansible-playbook')
 # Debian's chromium (scripts/setup-host.sh installs it); the screenshot is kept as a build artifact.
 CHROMIUM = shutil.which('chromium') or shutil.which('chromium-browser')
 ARTIFACTS = os.path.join(ROOT, 'build', 'artifacts')
 
-pytestmark = pytest.mark.skipif(not os.path.exists(ANSIBLE_PLAYBOOK), reason='ansible-playbook not in this venv')
+pytestmark = needs_ansible_playbook
 
 
 def fake_smi(tmp_path, host, capture):
@@ -73,12 +72,9 @@ def fleet(tmp_path_factory):
                         'ansible_ssh_common_args': '-o ConnectTimeout=3 -o StrictHostKeyChecking=no'},
     }}}, 'hosts': {'localhost': local}}}
     (tmp_path / 'inventory.yml').write_text(yaml.safe_dump(inventory))
-    environ = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.cache', 'collections'),
-                   ANSIBLE_FORCE_COLOR='0', ANSIBLE_NOCOLOR='1', ANSIBLE_HOST_KEY_CHECKING='false')
     out_dir = tmp_path / 'report'
-    proc = subprocess.run([ANSIBLE_PLAYBOOK, PLAYBOOK, '-i', str(tmp_path / 'inventory.yml'),
-                           '-e', 'gpuops_fleet_report_dir=%s' % out_dir], env=environ, stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, timeout=180, universal_newlines=True, check=False)
+    proc = run_playbook(PLAYBOOK, '-e', 'gpuops_fleet_report_dir=%s' % out_dir, inventory=tmp_path / 'inventory.yml',
+                        local=False, env={'ANSIBLE_HOST_KEY_CHECKING': 'false'}, timeout=180)
     return {'rc': proc.returncode, 'out': proc.stdout, 'dir': out_dir,
             'calls': {'h200': h200_calls.read_text().splitlines(), 'h100': h100_calls.read_text().splitlines(),
                       'odd': odd_calls.read_text().splitlines()}}

@@ -8,18 +8,13 @@ from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 import os
-import subprocess
-import sys
 
-import pytest
-
+from ansible_collections.gpuops.gpu_server.tests.support.playbook import ROOT, needs_ansible_playbook, run_playbook
 from ansible_collections.gpuops.gpu_server.tests.unit.conftest import fixture_path
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 PLAYBOOK = os.path.join(ROOT, 'playbooks', 'health.yml')
-ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), 'ansible-playbook')
 
-pytestmark = pytest.mark.skipif(not os.path.exists(ANSIBLE_PLAYBOOK), reason='ansible-playbook not in this venv')
+pytestmark = needs_ansible_playbook
 
 
 def run(tmp_path, kernel_log, *extra):
@@ -27,13 +22,8 @@ def run(tmp_path, kernel_log, *extra):
     smi = tmp_path / 'nvidia-smi'
     smi.write_text("#!/bin/sh\necho \"$*\" >> '%s'\ncat '%s'\n" % (calls, fixture_path('nvidia_smi', 'h200_sxm_r580_idle.xml')))
     smi.chmod(0o755)
-    environ = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.cache', 'collections'),
-                   ANSIBLE_LOCALHOST_WARNING='false', ANSIBLE_FORCE_COLOR='0', ANSIBLE_NOCOLOR='1')
-    argv = [ANSIBLE_PLAYBOOK, PLAYBOOK, '-i', 'localhost,', '-c', 'local', '-e', 'gpuops_health_hosts=localhost',
-            '-e', 'ansible_python_interpreter=%s' % sys.executable, '-e', 'gpuops_health_nvidia_smi_path=%s' % smi,
-            '-e', 'gpuops_health_kernel_log_path=%s' % fixture_path('kernel_log', kernel_log)] + list(extra)
-    proc = subprocess.run(argv, env=environ, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120,
-                          universal_newlines=True, check=False)
+    proc = run_playbook(PLAYBOOK, '-e', 'gpuops_health_hosts=localhost', '-e', 'gpuops_health_nvidia_smi_path=%s' % smi,
+                        '-e', 'gpuops_health_kernel_log_path=%s' % fixture_path('kernel_log', kernel_log), *extra)
     return proc.returncode, proc.stdout, calls.read_text().splitlines()
 
 

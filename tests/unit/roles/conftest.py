@@ -10,13 +10,11 @@ __metaclass__ = type
 
 import json
 import os
-import subprocess
 import sys
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), 'ansible-playbook')
+from ansible_collections.gpuops.gpu_server.tests.support.playbook import ANSIBLE_PLAYBOOK, run_playbook
 
 
 @pytest.fixture
@@ -37,15 +35,10 @@ def ansible_play(tmp_path):
         playbook = tmp_path / 'play.yml'
         playbook.write_text(text % fields)
         if inventory is None:
-            target = ['-i', 'localhost,', '-c', 'local', '-e', 'ansible_python_interpreter=%s' % sys.executable]
+            proc = run_playbook(playbook, '-e', json.dumps(extra or {}))
         else:
             (tmp_path / 'inventory.yml').write_text(inventory % fields)
-            target = ['-i', str(tmp_path / 'inventory.yml')]
-        argv = [ANSIBLE_PLAYBOOK, str(playbook)] + target + ['-e', json.dumps(extra or {})]
-        environ = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.cache', 'collections'),
-                       ANSIBLE_LOCALHOST_WARNING='false', ANSIBLE_NOCOLOR='1')
-        proc = subprocess.run(argv, env=environ, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120,
-                              universal_newlines=True, check=False)
+            proc = run_playbook(playbook, '-e', json.dumps(extra or {}), inventory=tmp_path / 'inventory.yml', local=False)
         return proc, (json.loads(out.read_text()) if out.exists() else None)
 
     run.dir = tmp_path

@@ -18,6 +18,7 @@ import pytest
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _command
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _kernel_log as kl
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _nvidia_smi
+from ansible_collections.gpuops.gpu_server.tests.support.waiting import wait_for
 
 
 def _script(tmp_path, name, body):
@@ -32,14 +33,14 @@ def escaped(tmp_path):
     """A pid file for a grandchild that leaves the process group with setsid; killed after the test."""
     pidfile = tmp_path / 'grandchild.pid'
     yield pidfile
-    deadline = time.time() + 5
-    while not pidfile.exists() and time.time() < deadline:
-        time.sleep(0.05)
-    if pidfile.exists():
-        try:
-            os.kill(int(pidfile.read_text().strip()), signal.SIGKILL)
-        except (OSError, ValueError):
-            pass
+    try:
+        wait_for(pidfile.exists, 5, "the grandchild's pid file", step=0.05)
+    except AssertionError:
+        return  # it never started: nothing to kill
+    try:
+        os.kill(int(pidfile.read_text().strip()), signal.SIGKILL)
+    except (OSError, ValueError):
+        pass
 
 
 @pytest.mark.parametrize('tail', ['sleep 20', 'echo started; exit 0'], ids=['child-hangs', 'child-exits'])

@@ -16,6 +16,8 @@ import tempfile
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
+from ansible_collections.gpuops.gpu_server.tests.support.waiting import wait_for
+
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 ARTIFACTS = os.path.join(os.environ.get("MOLECULE_PROJECT_DIRECTORY", os.getcwd()), "build", "artifacts")
@@ -60,13 +62,13 @@ def browser(pem):
         shutil.rmtree(profile, ignore_errors=True)
 
 
-def wait(driver, seconds, condition, message):
-    """Poll CONDITION until it is truthy. JupyterLab re-renders while it loads: an element found in one poll can be
-    gone by the next call on it (StaleElementReferenceException, seen in a CI run); that poll counts as not yet."""
-    from selenium.common.exceptions import StaleElementReferenceException
-    from selenium.webdriver.support.ui import WebDriverWait
-    return WebDriverWait(driver, seconds, poll_frequency=0.5,
-                         ignored_exceptions=(StaleElementReferenceException,)).until(condition, message)
+def wait(driver, seconds, condition, what):
+    """condition(driver), polled until it is truthy (tests/support/waiting.py). JupyterLab re-renders while it loads:
+    an element found in one poll can be gone by the next call on it (StaleElementReferenceException, seen in a CI run);
+    that poll counts as not yet, as one that finds no element does (what selenium's own WebDriverWait ignores)."""
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+    return wait_for(lambda: condition(driver), seconds, what, step=0.5,
+                    ignore=(NoSuchElementException, StaleElementReferenceException))
 
 
 def log_in(driver, url, password=None, token=None):
@@ -77,7 +79,7 @@ def log_in(driver, url, password=None, token=None):
         driver.get("%s/lab?token=%s" % (url, token))
     else:
         driver.get("%s/lab" % url)
-        field = wait(driver, 60, lambda d: d.find_elements(By.ID, "password_input"), "no login form")[0]
+        field = wait(driver, 60, lambda d: d.find_elements(By.ID, "password_input"), "the login form")[0]
         field.send_keys(password)
         driver.find_element(By.ID, "login_submit").click()
 
@@ -85,7 +87,7 @@ def log_in(driver, url, password=None, token=None):
 def lab_loaded(driver, seconds=90):
     from selenium.webdriver.common.by import By
     return wait(driver, seconds, lambda d: d.find_elements(By.CSS_SELECTOR, "#jp-main-dock-panel"),
-                "JupyterLab did not load (still at %s)" % driver.current_url)
+                lambda: "JupyterLab to load (the browser is at %s)" % driver.current_url)
 
 
 def notebook_b64(source=CELL):
@@ -107,22 +109,20 @@ def run_first_cell(driver, url, notebook, screenshot):
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.keys import Keys
 
-    from selenium.common.exceptions import TimeoutException
-
     def editors(d):
         return [e for e in d.find_elements(By.CSS_SELECTOR, ".jp-Notebook .jp-Cell .cm-content") if e.is_displayed()]
 
     driver.get("%s/lab/tree/%s" % (url, notebook))
     try:
-        editor = wait(driver, 90, editors, "the notebook did not open")[0]
-    except TimeoutException:
+        editor = wait(driver, 90, editors, "the notebook to open")[0]
+    except AssertionError:
         # On a busy CI machine the lab page once stalled while loading (site@ubuntu2404, 2026-12-02): load it once more,
         # as a user would; it must still open.
         driver.refresh()
-        editor = wait(driver, 120, editors, "the notebook did not open, not even after a reload")[0]
+        editor = wait(driver, 120, editors, "the notebook to open after a reload")[0]
     # A user waits for the kernel to be idle before running a cell (one sent earlier would be queued).
     wait(driver, 90, lambda d: d.find_elements(By.CSS_SELECTOR, ".jp-Notebook-ExecutionIndicator[data-status='idle']"),
-         "the kernel did not start")
+         "the kernel to start and be idle")
     os.makedirs(ARTIFACTS, exist_ok=True)
 
     def outputs(d):
@@ -137,11 +137,11 @@ def run_first_cell(driver, url, notebook, screenshot):
             try:
                 wait(driver, 20, lambda d: outputs(d) or any(
                     p.text.strip() not in ("", "[ ]:") for p in d.find_elements(By.CSS_SELECTOR, ".jp-InputPrompt")[:1]),
-                    "not sent")
+                    "the cell to be sent")
                 break
-            except Exception:  # noqa: BLE001 (selenium's TimeoutException: send it again)
+            except Exception:  # noqa: BLE001 (not sent in time, or the page changed under the check: send it again)
                 continue
-        out = wait(driver, 180, outputs, "the cell printed nothing")
+        out = wait(driver, 180, outputs, "the cell's output")
     except Exception:
         driver.save_screenshot(os.path.join(ARTIFACTS, "failed-" + screenshot))
         raise

@@ -1,0 +1,47 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpuops maintainers
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The one way the tests run ansible-playbook (tests/unit and tests/preflight): this checkout's collection and
+ansible.cfg, the default output callback without colour, stdout and stderr together in the order they came."""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+# The repository root (realpath: imported through .cache/collections, this file's path runs through the link).
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), 'ansible-playbook')
+
+# pytestmark of a test module that runs playbooks: skipped, not failed, where this interpreter has no ansible-playbook.
+needs_ansible_playbook = pytest.mark.skipif(not os.path.exists(ANSIBLE_PLAYBOOK), reason='ansible-playbook not in this venv')
+
+
+def ansible_environment(**variables):
+    """os.environ with this checkout's collection and ansible.cfg, plain output, and VARIABLES on top."""
+    environ = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'),
+                   ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.cache', 'collections'),
+                   ANSIBLE_STDOUT_CALLBACK='ansible.builtin.default', ANSIBLE_FORCE_COLOR='0', ANSIBLE_NOCOLOR='1',
+                   ANSIBLE_LOCALHOST_WARNING='false', ANSIBLE_INVENTORY_UNPARSED_WARNING='false')
+    environ.update(variables)
+    return environ
+
+
+def run_playbook(playbook, *args, inventory='localhost,', local=True, env=None, timeout=120):
+    """ansible-playbook PLAYBOOK -i INVENTORY ARGS, run from the repository root -> subprocess.CompletedProcess whose
+    stdout holds stdout and stderr together.
+
+    INVENTORY: a file or a host list. LOCAL: the hosts are this machine, reached through the local connection and this
+    interpreter (False where the inventory says how to reach each host). ENV: a dict added to the environment (PATH
+    for fake commands). TIMEOUT: seconds."""
+    argv = [ANSIBLE_PLAYBOOK, str(playbook), '-i', str(inventory)]
+    if local:
+        argv += ['-c', 'local', '-e', 'ansible_python_interpreter=%s' % sys.executable]
+    argv += [str(arg) for arg in args]
+    return subprocess.run(argv, cwd=ROOT, env=ansible_environment(**(env or {})), stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, universal_newlines=True, timeout=timeout, check=False)
