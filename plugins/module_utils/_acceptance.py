@@ -44,24 +44,25 @@ def check_nominal_table(extra):
     if extra is None:
         return []
     if not isinstance(extra, (list, tuple)):
-        raise ValueError('expected a list of [regular expression of the nvidia-smi name, GB/s] pairs, got %s'
-                         % type(extra).__name__)
+        raise ValueError('gpu_acceptance_nominal_bandwidth_gbps must be a list of [regular expression of the nvidia-smi name, '
+                         'GB/s] pairs, got %s' % type(extra).__name__)
     rows = []
     for number, pair in enumerate(extra):
         if not isinstance(pair, (list, tuple)) or len(pair) != 2 or not isinstance(pair[0], str) \
                 or isinstance(pair[1], bool) or not isinstance(pair[1], (int, float, str)):
-            raise ValueError('entry %d must be a pair [regular expression of the nvidia-smi name, GB/s] such as '
+            raise ValueError('gpu_acceptance_nominal_bandwidth_gbps entry %d must be a pair [regular expression of the nvidia-smi name, GB/s] such as '
                              '["H100 PCIe", 2000], got %r' % (number, pair))
         try:
             pattern = re.compile(pair[0])
         except re.error as e:
-            raise ValueError('entry %d: %r is not a regular expression: %s' % (number, pair[0], e))
+            raise ValueError('gpu_acceptance_nominal_bandwidth_gbps entry %d: %r is not a regular expression: %s' % (number, pair[0], e))
         try:
             gbps = float(pair[1])
         except ValueError:
-            raise ValueError('entry %d: %r is not a number of GB/s' % (number, pair[1]))
+            raise ValueError('gpu_acceptance_nominal_bandwidth_gbps entry %d: %r is not a number of GB/s' % (number, pair[1]))
         if not gbps > 0:
-            raise ValueError('entry %d: the nominal bandwidth of %r must be more than 0 GB/s, got %r' % (number, pair[0], pair[1]))
+            raise ValueError('gpu_acceptance_nominal_bandwidth_gbps entry %d: the nominal bandwidth of %r must be more than 0 GB/s, '
+                             'got %r' % (number, pair[0], pair[1]))
         rows.append((pattern, gbps, pair[0]))
     return rows
 
@@ -96,11 +97,13 @@ def bandwidth_verdict(gpu, stdout, min_ratio, extra=None, unknown_model='fail'):
     try:
         ratio = float(min_ratio)
     except (TypeError, ValueError):
-        raise ValueError('the minimum ratio must be a number between 0 and 1, such as 0.85, got %r' % (min_ratio,))
+        raise ValueError('the minimum ratio (gpu_acceptance_bandwidth_min_ratio) must be a number between 0 and 1, such as 0.85, '
+                         'got %r' % (min_ratio,))
     if not 0 < ratio <= 1:
-        raise ValueError('the minimum ratio must be more than 0 and at most 1, such as 0.85, got %r' % (min_ratio,))
+        raise ValueError('the minimum ratio (gpu_acceptance_bandwidth_min_ratio) must be more than 0 and at most 1, such as 0.85, '
+                         'got %r' % (min_ratio,))
     if unknown_model not in ('fail', 'warn'):
-        raise ValueError("unknown_model must be 'fail' or 'warn', got %r" % (unknown_model,))
+        raise ValueError("unknown_model (gpu_acceptance_unknown_model) must be 'fail' or 'warn', got %r" % (unknown_model,))
     label = 'GPU %s (%s, %s)' % (gpu.get('index'), gpu['name'], gpu.get('pci_bus_id'))
     nominal, source = nominal_bandwidth(gpu['name'], extra)
     measured = measured_bandwidth(stdout)

@@ -62,7 +62,7 @@ def test_nominal_bandwidth_unknown_model_and_user_pairs_first():
 
 
 @pytest.mark.parametrize('extra,message', [
-    ('H200=4000', 'expected a list'),
+    ('H200=4000', 'must be a list'),
     ([['H200']], 'entry 0 must be a pair'),
     ([['H200', True]], 'entry 0 must be a pair'),
     ([['(H200', 4000]], 'is not a regular expression'),
@@ -119,5 +119,5 @@ def test_ratio_as_text_from_extra_vars_is_read():
 
 
 def test_bad_unknown_model_is_refused():
-    with pytest.raises(ValueError, match="unknown_model must be 'fail' or 'warn'"):
+    with pytest.raises(ValueError, match=r"unknown_model \(gpu_acceptance_unknown_model\) must be 'fail' or 'warn'"):
         a.bandwidth_verdict(HGX[0], 'bandwidth_gbps=4300', 0.85, unknown_model='skip')
