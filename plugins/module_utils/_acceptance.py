@@ -10,6 +10,7 @@ device-memory bandwidth (_data_gpu.MEMORY_BANDWIDTH_GBPS). The topology and NVLi
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
+import math
 import re
 
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _data_gpu
@@ -60,8 +61,8 @@ def check_nominal_table(extra):
             gbps = float(pair[1])
         except ValueError:
             raise ValueError('gpu_acceptance_nominal_bandwidth_gbps entry %d: %r is not a number of GB/s' % (number, pair[1]))
-        if not gbps > 0:
-            raise ValueError('gpu_acceptance_nominal_bandwidth_gbps entry %d: the nominal bandwidth of %r must be more than 0 GB/s, '
+        if not math.isfinite(gbps) or gbps <= 0:
+            raise ValueError('gpu_acceptance_nominal_bandwidth_gbps entry %d: the nominal bandwidth of %r must be a number of GB/s more than 0, '
                              'got %r' % (number, pair[0], pair[1]))
         rows.append((pattern, gbps, pair[0]))
     return rows

@@ -67,7 +67,9 @@ def test_nominal_bandwidth_unknown_model_and_user_pairs_first():
     ([['H200', True]], 'entry 0 must be a pair'),
     ([['(H200', 4000]], 'is not a regular expression'),
     ([['H200', 'fast']], 'is not a number of GB/s'),
-    ([['L4', 300], ['H200', 0]], 'entry 1: the nominal bandwidth of .H200. must be more than 0'),
+    ([['L4', 300], ['H200', 0]], 'entry 1: the nominal bandwidth of .H200. must be a number of GB/s more than 0'),
+    ([['H200', 'nan']], 'entry 0: the nominal bandwidth of .H200. must be a number of GB/s more than 0'),
+    ([['H200', 'inf']], 'entry 0: the nominal bandwidth of .H200. must be a number of GB/s more than 0'),
 ])
 def test_bad_user_pairs_are_refused_naming_the_entry(extra, message):
     with pytest.raises(ValueError, match=message):
@@ -108,7 +110,7 @@ def test_no_measurement_fails_even_for_a_known_model():
     assert 'printed no bandwidth_gbps= line: CUDA error' in verdict['message']
 
 
-@pytest.mark.parametrize('ratio', [0, -0.5, 1.5, 'much', None])
+@pytest.mark.parametrize('ratio', [0, -0.5, 1.5, 'much', None, float('nan')])
 def test_bad_ratio_is_refused(ratio):
     with pytest.raises(ValueError, match='minimum ratio'):
         a.bandwidth_verdict(HGX[0], 'bandwidth_gbps=4300', ratio)
