@@ -163,3 +163,61 @@ CHIP_PREFIXES = (
     ('GH', 'Hopper'),
     ('GB', 'Blackwell'),
 )
+
+# Nominal device-memory bandwidth of a GPU, in GB/s (10^9 bytes per second), for the acceptance test's copy bandwidth
+# check (roles/gpu_acceptance): (regular expression searched, case-sensitive, in the name nvidia-smi prints; GB/s;
+# a name nvidia-smi prints for such a GPU, which must match this row and no row above it). First match wins: the
+# more specific names come first. One figure per GPU (a K80 board holds two GPUs). Each figure is the vendor's
+# "GPU memory bandwidth" line of the datasheet named beside it; a name that no row matches has no nominal figure
+# (the role then fails or warns, gpu_acceptance_unknown_model), never a guessed one.
+MEMORY_BANDWIDTH_GBPS = (
+    # NVIDIA GH200 Grace Hopper Superchip datasheet: 144GB HBM3e 4.9 TB/s; 96GB HBM3 4 TB/s.
+    (r'GH200.*(?:144G|HBM3e)', 4900, 'NVIDIA GH200 144G HBM3e'),
+    (r'GH200', 4000, 'NVIDIA GH200 480GB'),
+    # NVIDIA H200 Tensor Core GPU datasheet: H200 SXM and H200 NVL, 4.8 TB/s.
+    (r'H200', 4800, 'NVIDIA H200'),
+    # NVIDIA H100 Tensor Core GPU datasheet: H100 NVL 3.9 TB/s, H100 PCIe 2 TB/s, H100 SXM 3.35 TB/s.
+    (r'H100 NVL', 3900, 'NVIDIA H100 NVL'),
+    (r'H100 PCIe', 2000, 'NVIDIA H100 PCIe'),
+    (r'H100', 3350, 'NVIDIA H100 80GB HBM3'),
+    # NVIDIA H800 datasheet: H800 PCIe 80GB 2 TB/s, H800 SXM 3.35 TB/s.
+    (r'H800 PCIe', 2000, 'NVIDIA H800 PCIe'),
+    (r'H800', 3350, 'NVIDIA H800'),
+    # NVIDIA HGX B200 datasheet: 8 TB/s per GPU (GB200's GPUs: NVIDIA GB200 NVL72 datasheet, 8 TB/s per GPU).
+    (r'B200', 8000, 'NVIDIA B200'),
+    # NVIDIA A100 Tensor Core GPU datasheet: 80GB PCIe 1,935 GB/s, 80GB SXM 2,039 GB/s, 40GB PCIe and SXM 1,555 GB/s;
+    # NVIDIA A800 datasheet: the same figures for the A800 40GB PCIe, 80GB PCIe and SXM4 80GB.
+    (r'A[18]00.*80GB.*PCIe|A[18]00-PCIE-80GB', 1935, 'NVIDIA A100 80GB PCIe'),
+    (r'A[18]00.*80GB', 2039, 'NVIDIA A100-SXM4-80GB'),
+    (r'\bA[18]00\b', 1555, 'NVIDIA A100-PCIE-40GB'),
+    # NVIDIA A30 Tensor Core GPU datasheet: 933 GB/s.
+    (r'\bA30\b', 933, 'NVIDIA A30'),
+    # NVIDIA A40 datasheet: 696 GB/s.
+    (r'\bA40\b', 696, 'NVIDIA A40'),
+    # NVIDIA A10 Tensor Core GPU datasheet: 600 GB/s. The A10G is AWS's variant (EC2 G5), for which NVIDIA publishes
+    # no datasheet: the same 24 GB GDDR6 at 600 GB/s (Baseten, "NVIDIA A10 vs A10G for ML model inference", spec table).
+    (r'\bA10G\b', 600, 'NVIDIA A10G'),
+    (r'\bA10\b', 600, 'NVIDIA A10'),
+    # NVIDIA L40 and L40S datasheets: 864 GB/s each.
+    (r'\bL40S?\b', 864, 'NVIDIA L40S'),
+    # NVIDIA L4 Tensor Core GPU datasheet: 300 GB/s.
+    (r'\bL4\b', 300, 'NVIDIA L4'),
+    # NVIDIA V100S datasheet: 1,134 GB/s; NVIDIA Tesla V100 datasheet: 900 GB/s (SXM2 and PCIe).
+    (r'V100S', 1134, 'Tesla V100S-PCIE-32GB'),
+    (r'V100', 900, 'Tesla V100-SXM2-32GB'),
+    # NVIDIA T4 datasheet: 320+ GB/s.
+    (r'\bT4\b', 320, 'Tesla T4'),
+    # NVIDIA Tesla P100 PCIe datasheet: 12GB 549 GB/s, 16GB 732 GB/s; Tesla P100 SXM2 (NVLink) datasheet: 732 GB/s.
+    (r'P100-PCIE-12GB', 549, 'Tesla P100-PCIE-12GB'),
+    (r'P100', 732, 'Tesla P100-PCIE-16GB'),
+    # NVIDIA GeForce RTX 4090 and RTX 3090 specifications (memory 21 Gbps and 19.5 Gbps on a 384-bit bus): 1,008 and
+    # 936 GB/s; GeForce GTX 1660 Ti specifications (12 Gbps, 192-bit): 288 GB/s.
+    (r'RTX 4090', 1008, 'NVIDIA GeForce RTX 4090'),
+    (r'RTX 3090', 936, 'NVIDIA GeForce RTX 3090'),
+    (r'GTX 1660 Ti', 288, 'GeForce GTX 1660 Ti'),
+    # NVIDIA GeForce GT 1030 specifications: GDDR5 48 GB/s. The DDR4 GT 1030 (16.8 GB/s) prints the same name and
+    # falls below the minimum: set gpu_acceptance_nominal_bandwidth_gbps for it.
+    (r'GT 1030', 48, 'GeForce GT 1030'),
+    # NVIDIA Tesla K80 datasheet: 480 GB/s per board, which holds two GK210 GPUs of 240 GB/s each.
+    (r'K80', 240, 'Tesla K80'),
+)

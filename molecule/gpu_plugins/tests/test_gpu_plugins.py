@@ -17,3 +17,8 @@ def test_modules_reported_no_driver_and_fail(host):
     assert health["status"] == "fail"
     driver = [c for c in health["checks"] if c["check"] == "driver_loaded"]
     assert driver and driver[0]["status"] == "fail"
+
+
+def test_acceptance_test_wrote_nothing_without_a_driver(host):
+    """gpu_acceptance refused at its preflight (SKIPPED, asserted in converge.yml): no sample was written or built."""
+    assert not host.file("/var/lib/gpuops/acceptance").exists

@@ -2,7 +2,8 @@
 # Copyright (c) gpuops maintainers
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""cuda_toolkit's CUDA sample: no read of managed memory after it is freed (nvcc 13.0 on an H200: rc 139)."""
+"""The acceptance test's CUDA sample (gpu_acceptance; cuda_toolkit's verify compiles it too): no read of managed memory
+after it is freed (nvcc 13.0 on an H200: rc 139)."""
 
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
@@ -11,7 +12,7 @@ import os
 import re
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-SAMPLE = os.path.join(ROOT, 'roles', 'cuda_toolkit', 'templates', 'cuda_toolkit_sample.cu.j2')
+SAMPLE = os.path.join(ROOT, 'roles', 'gpu_acceptance', 'templates', 'gpu_acceptance_sample.cu.j2')
 
 
 def test_no_use_after_free():

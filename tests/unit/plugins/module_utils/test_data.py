@@ -123,6 +123,42 @@ def test_each_chip_prefix_names_its_architecture(prefix, arch):
     assert c.chip_architecture('%s100 [Some GPU]' % prefix) == arch
 
 
+@pytest.mark.parametrize('pattern,gbps,example', _data_gpu.MEMORY_BANDWIDTH_GBPS,
+                         ids=[row[2] for row in _data_gpu.MEMORY_BANDWIDTH_GBPS])
+def test_each_bandwidth_row_matches_its_example_first(pattern, gbps, example):
+    """Its example name reaches this row: no row above it takes the name first."""
+    from ansible_collections.gpuops.gpu_server.plugins.module_utils import _acceptance
+    re.compile(pattern)
+    assert isinstance(gbps, int) and 0 < gbps < 100000
+    assert re.search(pattern, example)
+    assert _acceptance.nominal_bandwidth(example) == (float(gbps), 'datasheet')
+    assert c.gpu_architecture(example) is not None
+
+
+def test_every_bandwidth_figure_is_in_its_source_comment():
+    """Each row of MEMORY_BANDWIDTH_GBPS: the comment block above it names a datasheet or specification and its figure
+    (as GB/s, with or without a thousands comma, or as TB/s)."""
+    with open(_data_gpu.__file__) as f:
+        text = f.read()
+    table = text[text.index('MEMORY_BANDWIDTH_GBPS = ('):]
+    table = table[:table.index('\n)\n')].splitlines()[1:]
+    block, rows = [], 0
+    for line in table:
+        if line.strip().startswith('#'):
+            block = [] if not block or block[-1] is None else block
+            block.append(line)
+            continue
+        if block and block[-1] is not None:
+            block.append(None)                              # the block ends; rows below share it until the next one
+        gbps = ast.literal_eval(line.strip().rstrip(','))[1]
+        source = ' '.join(b for b in block if b)
+        assert re.search(r'datasheet|specifications', source), line
+        spellings = {'%d' % gbps, '{:,}'.format(gbps), ('%g TB/s' % (gbps / 1000.0))}
+        assert any(s in source for s in spellings), 'figure %d of %s is not in its comment: %s' % (gbps, line.strip(), source)
+        rows += 1
+    assert rows == len(_data_gpu.MEMORY_BANDWIDTH_GBPS)
+
+
 # PyTorch ---------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize('torch,variants', sorted(_data_torch.TORCH_CUDA_VARIANTS.items()),
