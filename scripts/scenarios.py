@@ -38,7 +38,9 @@ SITE = "site"
 # runnable by name (make molecule SCENARIOS=nvidia_driver) for work on one role.
 # gpu_plugins: the real Debian nvidia-smi without a GPU; site@debian12 installs it through the driver role and imports
 # the same checks (molecule/nvidia_driver/tests: nvidia-smi fails on NVML, gpu_facts and gpu_health say so).
-# jupyter: site@debian13 logs in with a password (molecule/site/converge.yml) and imports every test of the scenario.
+# jupyter: site@debian13 logs in with a password (molecule/site/converge.yml), the token platforms check the login page
+# without "Setup a Password"; the scenario's own converge-time port checks, its negative control (Jupyter's defaults)
+# and its token rotation in a browser (three more converges) run only by name (make molecule SCENARIOS=jupyter).
 # base: the site's prepare imports base's (a dpkg lock holder, a cloud-init first boot) and its verifier every base test.
 COVERED_BY_SITE = ["nvidia_driver", "cuda_toolkit", "gpu_plugins", "jupyter", "base"]
 # Scenarios in a booted QEMU guest (TCG, a core of their own for half an hour or more): the heavier tier, `make test-vm`,

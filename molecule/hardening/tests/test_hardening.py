@@ -67,12 +67,13 @@ def test_ssh_audit_reports_no_failure(host):
 
 def test_firewall_is_our_table_with_default_drop(host):
     if host.system_info.distribution == "ubuntu":
-        # Ubuntu's backend is ufw: active, deny by default, only 22 and 8888 allowed.
+        # Ubuntu's backend is ufw: active, deny by default, only 22 and the inventory's 8080 allowed (no JupyterLab
+        # in this play: no 8888).
         status = host.check_output("ufw status verbose")
         assert "Status: active" in status, status
         assert "Default: deny (incoming)" in status, status
         allowed = sorted(set(re.findall(r"^(\d+)/tcp(?: \(v6\))?\s+ALLOW IN", status, re.M)))
-        assert allowed == ["22", "8888"], status
+        assert allowed == ["22", "8080"], status
         assert host.service("ufw").is_enabled
         return
     ruleset = host.check_output("nft list ruleset")
@@ -81,27 +82,30 @@ def test_firewall_is_our_table_with_default_drop(host):
     assert not re.search(r"^\s*flush\s+ruleset", host.file("/etc/nftables.conf").content_string, re.M)
     chain = host.check_output("nft list chain inet gpuops_filter input")
     assert "policy drop" in chain
+    # 22 and the inventory's 8080; JupyterLab is not in this play, so no 8888 (earlier defaults opened it everywhere).
     ports = re.findall(r"dport (\d+) accept", chain)
-    assert ports == ["22", "8888"], chain
+    assert ports == ["22", "8080"], chain
     assert host.service("nftables").is_enabled
 
 
 def test_firewall_really_filters(host):
-    # A listener on an allowed port is reachable from the client, one on another port is not.
-    for port in (8888, 9999):
+    # A listener on an allowed port (the inventory's 8080) is reachable from the client; one on JupyterLab's 8888 (a
+    # host without JupyterLab) and one on another port are not, though both answer on the server's loopback.
+    ports = (8080, 8888, 9999)
+    for port in ports:
         host.run("systemd-run --unit gpuops-listen-%d python3 -m http.server %d" % (port, port))
     try:
-        for port in (8888, 9999):
+        for port in ports:
             listening(host, port)
-        allowed = client("timeout 5 bash -c '</dev/tcp/%s/8888'" % SERVER)
-        blocked = client("timeout 5 bash -c '</dev/tcp/%s/9999'" % SERVER)
-        local = host.run("timeout 5 bash -c '</dev/tcp/127.0.0.1/9999'")
+        reached = {port: client("timeout 5 bash -c '</dev/tcp/%s/%d'" % (SERVER, port)) for port in ports}
+        local = {port: host.run("timeout 5 bash -c '</dev/tcp/127.0.0.1/%d'" % port) for port in ports}
     finally:
-        for port in (8888, 9999):
+        for port in ports:
             host.run("systemctl stop gpuops-listen-%d" % port)
-    assert allowed.rc == 0, allowed.stderr
-    assert blocked.rc != 0
-    assert local.rc == 0, "loopback must stay open"
+    assert reached[8080].rc == 0, reached[8080].stderr
+    assert reached[8888].rc != 0, "8888 is open on a host without JupyterLab"
+    assert reached[9999].rc != 0
+    assert all(out.rc == 0 for out in local.values()), "loopback must stay open"
 
 
 def test_key_login_as_admin_works_and_sudo_is_there(host):
