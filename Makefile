@@ -140,10 +140,6 @@ test-vm: host venv vm-image ## The scenarios in a booted QEMU guest (storage: md
 
 # Not part of `make test`: a QEMU guest under TCG takes 15-25 min here (tests/vm/README.md).
 VM_PLATFORM ?= ubuntu2404
-.PHONY: test-kernel
-test-kernel: host venv image ## The nvidia_driver role on real distribution kernels (nvidia_driver_kernels: Ubuntu 24.04/22.04, Debian 12; about 19 min, not in make test)
-	bash scripts/molecule-all.sh $(shell $(PY) scripts/scenarios.py --kernel)
-
 .PHONY: test-vm-ipv6
 test-vm-ipv6: venv ## Hardening's SSH part in a QEMU guest booted with ipv6.disable=1 (VM_PLATFORM=ubuntu2404|debian12; slow, not in make test)
 	bash tests/vm/ipv6-off.sh $(VM_PLATFORM)

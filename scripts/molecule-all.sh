@@ -38,8 +38,6 @@ run_one() {
   for attempt in 1 2; do
     PATH=$path GPUOPS_MITOGEN_STRATEGY=$strategy GPUOPS_ANSIBLE_CONNECTION=$connection \
       GPUOPS_PLATFORM=$platform GPUOPS_TEST_IMAGE="local/$platform:latest" \
-      GPUOPS_SITE_CHECK_STEP=$(python3 scripts/scenarios.py --check-step "$run") \
-      GPUOPS_SITE_IDEMPOTENCE_STEP=$(python3 scripts/scenarios.py --idempotence-step "$run") \
       MOLECULE_EPHEMERAL_DIRECTORY="$HOME/.cache/molecule/gpuops/$run" \
       timeout --kill-after=30 "$limit" flock "$lock" molecule test -s "$s" >"$logs/$run.log" 2>&1
     rc=$?

@@ -22,14 +22,6 @@ SECONDS = {"site@debian12": 818, "site@debian13": 530, "site@ubuntu2404": 521, "
            "cuda_toolkit_cuda_repo": 90, "docker_ce": 90, "log_management": 98, "vendor_repo": 56,
            "nvidia_driver_refuse": 70, "nvidia_driver_kernels": 1142, "hardening_ssh_release": 250, "gpu_plugins": 89, "docker": 53, "hardening_lockout": 38}
 UNKNOWN_SECONDS = 400
-# The platforms whose site run includes the check pass (site.yml --check on the fresh container): Debian 12 only. Every
-# role scenario has its own check pass on Debian 12. The others skip it to keep CI within its time (about 130-160 s of
-# a run each; the CI run of b5d0ca2 ran past its 90 minutes).
-SITE_CHECK_PLATFORMS = ["debian12"]
-# The platforms whose site run includes the idempotence pass (the whole site.yml again, 0 changed): Debian 12. The
-# others converge and verify (about 270-350 s of a run each saved); every role scenario has its own idempotence pass
-# on Debian 12. Ubuntu 24.04's re-run passed in every CI run up to b5d0ca2 (2026-12-01).
-SITE_IDEMPOTENCE_PLATFORMS = ["debian12"]
 DEFAULT_PLATFORM = "debian12"
 PLATFORMS = ["debian12", "debian13", "ubuntu2204", "ubuntu2404"]
 SITE = "site"
@@ -47,12 +39,6 @@ COVERED_BY_SITE = ["nvidia_driver", "cuda_toolkit", "gpu_plugins", "jupyter", "b
 # not `make test`. storage's VM took 1,079 s in the CI run of 03aee0e and 2,071 s in that of b4050c7 (2026-12-03, a
 # slower day: the container runs beside it took 1.6 times as long too), which put .ci/run past its 60 minutes.
 VM_SCENARIOS = ["storage"]
-# Scenarios on real distribution kernels (kernel packages, DKMS builds, initramfs images): `make test-kernel`, not
-# `make test`. nvidia_driver_kernels took 1,142 s beside two other scenarios (two DKMS builds of about 4 min each);
-# in the clean-clone CI run of 2026-12-03 (site@debian12 1,147 s, 818 s the day before) it took 1,235 s and `.ci/run`
-# 70 min; on a day as slow as b4050c7's (1.6 times) that passes CI's 90-minute limit. It goes back into `make test`
-# once CI's other runs are cheaper (issue 31).
-KERNEL_SCENARIOS = ["nvidia_driver_kernels"]
 # Runs under plain Ansible, as our users run the collection: site@debian12 (site.yml with the demo's inventory). Every
 # other run goes under Mitogen (scripts/mitogen/ansible-playbook: one Python interpreter per container instead of a
 # `docker exec` per task).
@@ -72,18 +58,8 @@ def runs(platforms):
     first."""
     out = ["%s@%s" % (SITE, p) for p in platforms]
     if DEFAULT_PLATFORM in platforms:
-        out += [name for name in present if name != SITE and name not in COVERED_BY_SITE and name not in VM_SCENARIOS
-                and name not in KERNEL_SCENARIOS]
+        out += [name for name in present if name != SITE and name not in COVERED_BY_SITE and name not in VM_SCENARIOS]
     return sorted(out, key=rank)
-
-
-def step(run, name, platforms):
-    """The Molecule step that stands for step NAME of RUN: NAME, or prepare (skipped once prepared) for a site run on a
-    platform outside PLATFORMS."""
-    scenario, _sep, platform = run.partition("@")
-    if scenario == SITE and (platform or DEFAULT_PLATFORM) not in platforms:
-        return "prepare"
-    return name
 
 
 def run_timeout(run):
@@ -98,20 +74,7 @@ def mitogen(run):
     return (run if "@" in run else "%s@%s" % (run, DEFAULT_PLATFORM)) not in PLAIN_RUNS
 
 
-def check_step(run):
-    """The step that stands for the check pass of RUN."""
-    return step(run, "check", SITE_CHECK_PLATFORMS)
-
-
-def idempotence_step(run):
-    """The step that stands for the idempotence pass of RUN."""
-    return step(run, "idempotence", SITE_IDEMPOTENCE_PLATFORMS)
-
-
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--check-step"]:
-        print(check_step(sys.argv[2]))
-        sys.exit(0)
     if sys.argv[1:2] == ["--mitogen"]:
         print("yes" if mitogen(sys.argv[2]) else "")
         sys.exit(0)
@@ -120,12 +83,6 @@ if __name__ == "__main__":
         sys.exit(0)
     if sys.argv[1:2] == ["--vm"]:
         print(" ".join(VM_SCENARIOS))
-        sys.exit(0)
-    if sys.argv[1:2] == ["--kernel"]:
-        print(" ".join(KERNEL_SCENARIOS))
-        sys.exit(0)
-    if sys.argv[1:2] == ["--idempotence-step"]:
-        print(idempotence_step(sys.argv[2]))
         sys.exit(0)
     wanted = sys.argv[1:] or PLATFORMS
     unknown = sorted(set(wanted) - set(PLATFORMS))
