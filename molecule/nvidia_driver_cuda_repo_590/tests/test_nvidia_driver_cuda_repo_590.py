@@ -3,8 +3,8 @@ Driver Installation Guide r590, section 4.1: names without the branch, the branc
 
 The tests run in this order (pytest keeps the file's order); each builds on the state the one before left: the state
 converge left (590); a --check run to 595 and a refused branch change nothing; playbooks/upgrade_driver.yml --check
-prints its plan, then moves the host to 595; the role on 595 again changes nothing; after branch 610 is published, an
-unrelated `apt-get upgrade` leaves 595 in place.
+prints its plan, then moves the host to 595; the role on 595 again changes nothing; a hold someone released is reported
+by --check and set again by the role; after branch 610 is published, an unrelated `apt-get upgrade` leaves 595 in place.
 """
 import os
 import re
@@ -131,6 +131,22 @@ def test_the_role_on_595_again_changes_nothing(host):
     rc, out = role("-e", "nvidia_driver_branch=595")
     assert rc == 0, out
     assert changed(out) == [0], out
+
+
+def test_a_lost_hold_is_reported_in_check_mode_and_set_again(host):
+    # Someone released a hold: --check says the role would hold it again (its verify does not judge a lock this run
+    # would change), and changes nothing; the real run holds it again.
+    host.run_expect([0], "apt-mark unhold nvidia-fabricmanager")
+    before = state(host)
+    rc, out = role("--check", "-e", "nvidia_driver_branch=595")
+    assert rc == 0, out
+    hold = [t for t in out.split("TASK [") if t.startswith("gpuops.gpu_server.nvidia_driver : Hold the driver packages")]
+    assert len(hold) == 1 and "changed: [%s] => (item=nvidia-fabricmanager)" % INSTANCE in hold[0], out
+    assert state(host) == before
+    rc, out = role("-e", "nvidia_driver_branch=595")
+    assert rc == 0, out
+    assert "nvidia-fabricmanager" in holds(host)
+    assert_locked_on(host, "595")
 
 
 def test_an_unrelated_apt_upgrade_leaves_the_branch(host):
