@@ -8,8 +8,8 @@ import pytest
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.gpu_server.plugins.filter.nvidia_apt import (FilterModule, nvidia_apt_driver_plan,
-                                                                            nvidia_apt_lock_problems)
+from ansible_collections.gpuops.gpu_server.plugins.filter.nvidia_apt import (
+    FilterModule, nvidia_apt_driver_plan, nvidia_apt_lock_problems)
 
 
 def test_registered():
