@@ -14,12 +14,13 @@ import sys
 # Seconds each run took in the clean-clone CI run of 03aee0e on 2026-12-02 (2 at a time on 2 cores); a scenario not
 # listed counts as long (it runs early). Scenarios that CI covers by site@debian12 keep their last measured time.
 # nvidia_driver_kernels (real kernels, two DKMS builds) and fleet_upgrade (with its kernel mode) were measured on
-# 2026-12-03 beside other scenarios: 1,142 s and 252 + 94 s.
+# 2026-12-03 beside other scenarios: 1,142 s and 252 + 94 s. nvidia_driver_cuda_repo_590 took 601 s on 2026-12-04
+# beside other scenarios (its verify, six playbook runs, 406 s of it).
 SECONDS = {"site@debian12": 818, "site@debian13": 530, "site@ubuntu2404": 521, "site@ubuntu2204": 521,
            "storage": 1079, "backup": 234, "pki": 139,
            "fleet_upgrade": 346, "hardening": 321, "spot": 161, "gpu_monitoring": 221, "jupyter": 325,
            "gpu_monitoring_exporters": 154, "nvidia_driver_cuda_repo": 127, "base": 211, "nvidia_container_toolkit": 100,
-           "cuda_toolkit_cuda_repo": 90, "docker_ce": 90, "log_management": 98, "vendor_repo": 56,
+           "nvidia_driver_cuda_repo_590": 601, "cuda_toolkit_cuda_repo": 90, "docker_ce": 90, "log_management": 98, "vendor_repo": 56,
            "nvidia_driver_refuse": 70, "nvidia_driver_kernels": 1142, "hardening_ssh_release": 250, "gpu_plugins": 89, "docker": 53, "hardening_lockout": 38}
 UNKNOWN_SECONDS = 400
 DEFAULT_PLATFORM = "debian12"

@@ -1,0 +1,185 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpuops maintainers
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+"""How an NVIDIA driver branch from NVIDIA's CUDA repository is installed and locked with apt (Debian, Ubuntu).
+
+Two schemes, by branch:
+- up to 580, the branch is in the package names (cuda-drivers-580, nvidia-fabricmanager-580): installing those
+  names installs the branch, and dpkg holds (apt-mark hold) keep it;
+- from 590 on, NVIDIA's Driver Installation Guide r590, section 4.1 "Version locking packages for Ubuntu / Debian"
+  (https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/, PDF "Release r590", Dec 15, 2025):
+  "Starting with branch 590, the Ubuntu packages will be renamed by removing the branch designation from the
+  package name", "cuda-drivers-580: will be removed", and a branch is tracked through "driver pinning packages"
+  (an apt preferences file per branch), "For the best experience when locking a branch, we suggest to install the
+  pinning package prior to installing the driver." The branch's pinning package is nvidia-driver-pinning-<branch>
+  (the repository's Packages index describes it as "APT driver pinning file for driver branch <branch>"; a
+  nvidia-driver-pinning-<version> package locks one exact version, which this collection does not use).
+
+Pure functions behind the filters nvidia_apt_driver_plan and nvidia_apt_lock_problems: the nvidia_driver role
+computes what to install, hold, release and remove before it changes anything, and proves afterwards that the
+pinning package and the holds lock the same branch.
+
+Private to this collection: no compatibility promise to other collections.
+"""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+import re
+
+# The first branch packaged without the branch in its names and locked by a pinning package (guide r590, 4.1.1).
+PINNING_FIRST_BRANCH = 590
+PINNING_PREFIX = 'nvidia-driver-pinning-'
+_BRANCH = re.compile(r'^[0-9]{3}$')
+# A Debian version's upstream part and branch: 1:590.48.01-1 -> 590.
+_VERSION_BRANCH = re.compile(r'^(?:[0-9]+:)?([0-9]+)\.')
+# A branch pinning package (nvidia-driver-pinning-590), not a version one (nvidia-driver-pinning-590.48.01).
+_BRANCH_PINNING = re.compile(r'^' + re.escape(PINNING_PREFIX) + r'([0-9]{3})$')
+_ANY_PINNING = re.compile(r'^' + re.escape(PINNING_PREFIX) + r'[0-9]')
+# Packages whose names match the driver's patterns (^nvidia-, ^libnvidia-) but are not the driver's: the NVIDIA
+# Container Toolkit (nvidia_container_toolkit holds them itself). Their holds are never the driver's to release.
+_NOT_DRIVER = re.compile(r'^(?:lib)?nvidia-container|^nvidia-docker')
+# `apt-cache madison NAME...`: " cuda-drivers | 590.48.01-1 | http://127.0.0.1:8765  Packages".
+_MADISON = re.compile(r'^\s*(\S+)\s*\|\s*(\S+)\s*\|')
+
+
+def check_branch(branch):
+    """The branch as a three-digit string; ValueError otherwise."""
+    branch = str(branch)
+    if not _BRANCH.match(branch):
+        raise ValueError("expected a three-digit driver branch such as '590', got %r" % (branch,))
+    return branch
+
+
+def uses_pinning(branch):
+    """Whether NVIDIA's repository ships this branch under branch-less names, locked by a pinning package."""
+    return int(check_branch(branch)) >= PINNING_FIRST_BRANCH
+
+
+def pinning_package(branch):
+    """The package that locks apt onto a branch (from 590 on), or '' for the branches named in their packages."""
+    return PINNING_PREFIX + check_branch(branch) if uses_pinning(branch) else ''
+
+
+def version_branch(version):
+    """The driver branch of a package version ('590.48.01-1' -> '590'), or '' when it has none."""
+    m = _VERSION_BRANCH.match(str(version or ''))
+    return m.group(1) if m else ''
+
+
+def installed_versions(packages):
+    """{name: version} from Ansible's package_facts (name -> list of {'version': ...}) or a plain {name: version}."""
+    out = {}
+    for name, value in (packages or {}).items():
+        if isinstance(value, list):
+            value = value[0].get('version', '') if value and isinstance(value[0], dict) else ''
+        elif isinstance(value, dict):
+            value = value.get('version', '')
+        out[name] = str(value or '')
+    return out
+
+
+def madison_versions(text):
+    """{name: [versions]} from the output of `apt-cache madison NAME...`."""
+    out = {}
+    for line in (text or '').splitlines():
+        m = _MADISON.match(line)
+        if m:
+            out.setdefault(m.group(1), [])
+            if m.group(2) not in out[m.group(1)]:
+                out[m.group(1)].append(m.group(2))
+    return out
+
+
+def _matches(name, patterns):
+    return not _NOT_DRIVER.match(name) and any(re.search(p, name) for p in patterns)
+
+
+def driver_plan(branch, packages, holdable=None, holds=None, installed=None, patterns=None, available=None):
+    """What the role does with apt for a driver branch, computed before any change.
+
+    packages: the driver packages of the branch (the platform's names for its scheme), kernel module packages
+    included; holdable: the further packages held with them (Fabric Manager); holds: `apt-mark showhold` lines;
+    installed: package_facts' packages; patterns: regular expressions of the driver's package names; available:
+    the text of `apt-cache madison` for the packages (None: not checked).
+
+    Returns a dict: pinned (bool), pinning_package ('' before 590), install (apt specs: from 590 on each name with
+    '=<branch>.*', so that apt installs that branch whatever the newest version is, and moves an installed package
+    to it), hold (every package to hold, the pinning package first), release (holds to release first: driver
+    packages no longer wanted, and wanted ones whose installed version is on another branch), remove (pinning
+    packages of other branches) and missing (packages the repository has no version of the branch of).
+    """
+    branch = check_branch(branch)
+    pinned = uses_pinning(branch)
+    pin = pinning_package(branch)
+    packages = [str(p) for p in packages or []]
+    holdable = [str(p) for p in holdable or []]
+    patterns = list(patterns or []) + [re.escape(PINNING_PREFIX)]
+    versions = installed_versions(installed)
+    hold = ([pin] if pin else []) + [p for p in packages + holdable if p != pin]
+    release = []
+    for name in (h.strip() for h in holds or []):
+        if not name or not _matches(name, patterns) or name in release:
+            continue
+        if name not in hold:
+            release.append(name)
+        elif pinned and name != pin and name in versions and version_branch(versions[name]) != branch:
+            release.append(name)
+    remove = sorted(n for n in versions if _ANY_PINNING.match(n) and n != pin)
+    missing = []
+    if available is not None:
+        offered = madison_versions(available)
+        for name in ([pin] if pin else []) + packages:
+            if name == pin:
+                if name not in offered:
+                    missing.append(name)
+            elif pinned and not any(version_branch(v) == branch for v in offered.get(name, [])):
+                missing.append(name)
+    return {
+        'pinned': pinned,
+        'pinning_package': pin,
+        'install': [p + '=' + branch + '.*' for p in packages] if pinned else packages,
+        'hold': hold,
+        'release': release,
+        'remove': remove,
+        'missing': missing,
+    }
+
+
+def lock_problems(branch, installed=None, holds=None, held=None, patterns=None):
+    """Where the pinning package and the dpkg holds do not lock the same branch, after the install.
+
+    held: the packages that must be held (the plan's hold, [] when holds are off); holds: `apt-mark showhold` lines.
+    Returns a list of sentences; [] when every package in held is held (from 590 on: at a version of the branch),
+    the branch's pinning package (from 590 on) is installed, no other pinning package is, and no pinning package of
+    another branch is held. Other holds (a user's, the NVIDIA Container Toolkit's) are not judged.
+    """
+    branch = check_branch(branch)
+    pin = pinning_package(branch)
+    versions = installed_versions(installed)
+    holds = [h.strip() for h in holds or [] if h.strip()]
+    patterns = list(patterns or []) + [re.escape(PINNING_PREFIX)]
+    problems = []
+    if pin and pin not in versions:
+        problems.append('the pinning package %s is not installed' % pin)
+    others = sorted(n for n in versions if _ANY_PINNING.match(n) and n != pin)
+    if others:
+        problems.append('pinning packages of another branch or version are installed: %s' % ', '.join(others))
+    for name in held or []:
+        if name not in holds:
+            problems.append('%s is not held' % name)
+    for name in holds:
+        if not _matches(name, patterns) or name not in versions:
+            continue
+        if _ANY_PINNING.match(name):
+            m = _BRANCH_PINNING.match(name)
+            if not m or m.group(1) != branch:
+                problems.append('%s is held, but the branch is %s' % (name, branch))
+            continue
+        # From 590 on the same names serve every branch: a package the role holds must be held on this branch.
+        got = version_branch(versions[name])
+        if pin and name in (held or []) and got != branch:
+            problems.append('%s is held at %s, which is not branch %s' % (name, versions[name], branch))
+    return problems

@@ -1,0 +1,42 @@
+# -*- coding: utf-8 -*-
+"""Filters nvidia_apt_driver_plan and nvidia_apt_lock_problems: the wrappers and their errors."""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+import pytest
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.gpuops.gpu_server.plugins.filter.nvidia_apt import (
+    FilterModule, nvidia_apt_driver_plan, nvidia_apt_lock_problems)
+
+
+def test_registered():
+    assert set(FilterModule().filters()) == {'nvidia_apt_driver_plan', 'nvidia_apt_lock_problems'}
+
+
+def test_plan_through_the_filter():
+    plan = nvidia_apt_driver_plan(595, packages=['cuda-drivers'], holds=None, installed=None)
+    assert plan['install'] == ['cuda-drivers=595.*'] and plan['pinning_package'] == 'nvidia-driver-pinning-595'
+
+
+@pytest.mark.parametrize('kwargs, message', [
+    ({'packages': 'cuda-drivers'}, 'packages: expected a list'),
+    ({'installed': ['cuda-drivers']}, 'installed: expected a dict'),
+    ({'available': ['x']}, 'available is the text of apt-cache madison'),
+])
+def test_plan_bad_input(kwargs, message):
+    with pytest.raises(AnsibleFilterError, match=message):
+        nvidia_apt_driver_plan('595', **kwargs)
+
+
+def test_plan_bad_branch_names_the_filter():
+    with pytest.raises(AnsibleFilterError, match="nvidia_apt_driver_plan: expected a three-digit driver branch"):
+        nvidia_apt_driver_plan('latest')
+
+
+def test_lock_problems_through_the_filter():
+    assert nvidia_apt_lock_problems({'nvidia-driver-pinning-595': [{'version': '595-1'}]}, '595') == []
+    with pytest.raises(AnsibleFilterError, match='nvidia_apt_lock_problems: expected a three-digit'):
+        nvidia_apt_lock_problems({}, 'x')
