@@ -221,6 +221,19 @@ def _values_of(node, wanted):
             yield from _values_of(v, wanted)
 
 
+def _set_fact_names(node):
+    """The names every ansible.builtin.set_fact under ``node`` (a YAML document) sets."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if k == 'ansible.builtin.set_fact' and isinstance(v, dict):
+                yield from v
+            else:
+                yield from _set_fact_names(v)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _set_fact_names(v)
+
+
 def _module_fields(path):
     """The option and return value names a module documents."""
     names = set()
@@ -236,7 +249,8 @@ def _module_fields(path):
 
 def other_names(root=ROOT):
     """Role-prefixed names that are no role variables: plugins with their options and return values, roles,
-    playbooks, Molecule scenarios, tags, inventory groups."""
+    playbooks, Molecule scenarios, tags, inventory groups, and the public facts a role sets (its results, such as
+    upgrade_driver_outcome: set_fact names without a leading underscore)."""
     names = set(role_names(root))
     for pattern in ('plugins/modules/*.py', 'plugins/filter/*.yml', 'plugins/test/*.yml', 'playbooks/*.yml',
                     'molecule/*/'):
@@ -246,6 +260,7 @@ def other_names(root=ROOT):
     for path in _role_files(root) + glob.glob(os.path.join(root, 'playbooks', '*.yml')):
         if path.endswith('.yml'):
             names |= set(_values_of(_load(path), 'tags'))
+            names |= set(k for k in _set_fact_names(_load(path)) if not k.startswith('_'))
     for path in glob.glob(os.path.join(root, 'playbooks', '*.yml')):
         for play in _load(path) or []:
             if isinstance(play, dict) and isinstance(play.get('hosts'), str):
