@@ -31,7 +31,7 @@ SITE_CHECK_PLATFORMS = ["debian12"]
 # on Debian 12. Ubuntu 24.04's re-run passed in every CI run up to b5d0ca2 (2026-12-01).
 SITE_IDEMPOTENCE_PLATFORMS = ["debian12"]
 DEFAULT_PLATFORM = "debian12"
-PLATFORMS = ["debian12", "debian13", "ubuntu2204", "ubuntu2404"]
+PLATFORMS = ["debian12", "debian13", "ubuntu2204", "ubuntu2404", "ubuntu2604"]
 SITE = "site"
 # Role scenarios whose converge and tests the site run on Debian 12 repeats exactly (the same role defaults, the
 # same platform, test_site.py imports their tests): CI runs them there only once, in site@debian12. They stay
