@@ -2,8 +2,10 @@
 # Run Molecule scenarios, MOLECULE_JOBS at a time (default 2), each `molecule test` logging to
 # build/molecule/<scenario>[@<platform>].log; print one line per run with its time, the tail of each failing
 # log, and a closing "N passed, N failed" line. Exit 1 when any run failed.
-# A run is `scenario` (Debian 12) or `scenario@platform` (debian12, debian13, ubuntu2204, ubuntu2404): the platform's
-# image (tests/images/build.sh) is given to the scenario as GPUOPS_TEST_IMAGE. Different scenarios never share
+# A run is `scenario` (Debian 12) or `scenario@platform` (debian12, debian13, ubuntu2204, ubuntu2404, ubuntu2604): the
+# platform's image (tests/images/build.sh) is given to the scenario as GPUOPS_TEST_IMAGE, and the cgroup namespace its
+# systemd needs (the image's label gpuops.cgroupns: private on Ubuntu 26.04, whose systemd 259 has no cgroup v1
+# support) as GPUOPS_CGROUPNS. Different scenarios never share
 # a container, network or volume name (gpuops-<scenario>...), and the package cache (apt-cacher-ng) serves them
 # concurrently, so they run side by side, each with its own Molecule state (MOLECULE_EPHEMERAL_DIRECTORY).
 # A scenario whose instance names carry ${GPUOPS_PLATFORM} (site) also runs on several platforms at once;
@@ -29,6 +31,8 @@ run_one() {
   # after its limit (scripts/scenarios.py --timeout; GPUOPS_RUN_TIMEOUT overrides) and tried once more; `molecule
   # test` begins with destroy, so the retry starts clean. The killed run's log is kept as <run>.timeout.log.
   limit=${GPUOPS_RUN_TIMEOUT:-$(python3 scripts/scenarios.py --timeout "$run")}
+  cgroupns=$(docker image inspect -f '{{ index .Config.Labels "gpuops.cgroupns" }}' "local/$platform:latest" 2>/dev/null)
+  [[ $cgroupns == private ]] || cgroupns=host
   # Mitogen for every run but scripts/scenarios.py PLAIN_RUNS: the ansible-playbook of scripts/mitogen first on PATH,
   # and the instances' connection named "docker" (.config/molecule/config.yml).
   local path=$PATH strategy="" connection=community.docker.docker
@@ -37,7 +41,7 @@ run_one() {
   fi
   for attempt in 1 2; do
     PATH=$path GPUOPS_MITOGEN_STRATEGY=$strategy GPUOPS_ANSIBLE_CONNECTION=$connection \
-      GPUOPS_PLATFORM=$platform GPUOPS_TEST_IMAGE="local/$platform:latest" \
+      GPUOPS_PLATFORM=$platform GPUOPS_TEST_IMAGE="local/$platform:latest" GPUOPS_CGROUPNS=$cgroupns \
       MOLECULE_EPHEMERAL_DIRECTORY="$HOME/.cache/molecule/gpuops/$run" \
       timeout --kill-after=30 "$limit" flock "$lock" molecule test -s "$s" >"$logs/$run.log" 2>&1
     rc=$?

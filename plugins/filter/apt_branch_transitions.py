@@ -61,19 +61,23 @@ def apt_branch_transitions(show_output, branch):
         name, version = st.get('Package'), st.get('Version', '')
         if not name or branch not in name:
             continue
-        m = _VERSION.match(version)
-        if m and m.group(1) != branch:
-            found.append({'package': name, 'version': version, 'installs_branch': m.group(1),
-                          'reason': 'its version %s belongs to branch %s' % (version, m.group(1))})
-            continue
-        # The same name with another branch number: nvidia-utils-535-server -> nvidia-utils-580-server.
+        # The same name with another branch number: nvidia-utils-535-server -> nvidia-utils-580-server. Noble's
+        # transitional packages keep their branch's version (535.309.01), resolute's carry the target's
+        # (580.178.04-0ubuntu0.26.04.1): the dependency, which names the target, is looked at first.
         pattern = re.compile('^' + re.escape(name).replace(re.escape(branch), '([0-9]{3})') + '$')
+        transition = None
         for dep in _depends(st.get('Depends', '') + ',' + st.get('Pre-Depends', '')):
             d = pattern.match(dep)
             if d and d.group(1) != branch:
-                found.append({'package': name, 'version': version, 'installs_branch': d.group(1),
-                              'reason': '%s %s is a transitional package that depends on %s' % (name, version, dep)})
+                transition = {'package': name, 'version': version, 'installs_branch': d.group(1),
+                              'reason': '%s %s is a transitional package that depends on %s' % (name, version, dep)}
                 break
+        m = _VERSION.match(version)
+        if transition is None and m and m.group(1) != branch:
+            transition = {'package': name, 'version': version, 'installs_branch': m.group(1),
+                          'reason': '%s %s belongs to branch %s' % (name, version, m.group(1))}
+        if transition:
+            found.append(transition)
     return found
 
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build a local systemd test image with debootstrap + `docker import`: tests/images/build.sh PLATFORM
-# PLATFORM: debian12 (default), debian13, ubuntu2204, ubuntu2404. No container registry is reachable from CI,
+# PLATFORM: debian12 (default), debian13, ubuntu2204, ubuntu2404, ubuntu2604. No container registry is reachable from CI,
 # so every image is built from the distribution's own archive, the way a cloud image is set up: Ubuntu with
 # main, restricted, universe and multiverse plus -updates and -security, Debian with main plus -updates and
 # -security (contrib/non-free are the base role's job, as on a fresh cloud VM).
@@ -30,7 +30,8 @@ case "$PLATFORM" in
   debian13) FAMILY=debian; SUITE=trixie ;;
   ubuntu2204) FAMILY=ubuntu; SUITE=jammy ;;
   ubuntu2404) FAMILY=ubuntu; SUITE=noble ;;
-  *) echo "unknown platform '$PLATFORM': debian12, debian13, ubuntu2204 or ubuntu2404" >&2; exit 2 ;;
+  ubuntu2604) FAMILY=ubuntu; SUITE=resolute ;;
+  *) echo "unknown platform '$PLATFORM': debian12, debian13, ubuntu2204, ubuntu2404 or ubuntu2604" >&2; exit 2 ;;
 esac
 if [[ $FAMILY == debian ]]; then MIRROR=$(debian_mirror); else MIRROR=$UBUNTU_MIRROR; fi
 
@@ -154,6 +155,31 @@ PROXY
 chmod 0755 "$ROOTFS/usr/local/lib/gpuops/apt-proxy-detect"
 echo 'Acquire::http::Proxy-Auto-Detect "/usr/local/lib/gpuops/apt-proxy-detect";' \
   > "$ROOTFS/etc/apt/apt.conf.d/01gpuops-test-proxy"
-tar -C "$ROOTFS" -c . | docker import -c 'CMD ["/lib/systemd/systemd"]' -c 'ENV container=docker' - "$TAG" >/dev/null
+# How the container starts systemd, in the image itself (its CMD, and the label gpuops.cgroupns for the cgroup namespace
+# the container needs: scripts/molecule-all.sh and `make demo` read it). systemd 258 dropped cgroup v1 (Ubuntu 26.04
+# has 259), and a Docker host on cgroup v1 gives a container only v1 hierarchies: systemd 259 then exits at once
+# (status 255, no output). Such an image starts through gpuops-init, which mounts cgroup2 over /sys/fs/cgroup first,
+# in a private cgroup namespace (the container's own root, as on a VM; without one it also runs, but sees the host's
+# whole unified tree). On a cgroup v2 host the mount is already cgroup2 and gpuops-init only starts systemd.
+# The other platforms' systemd (252 to 255) runs on the host's v1 hierarchies, bind-mounted, in the host's namespace.
+cmd='CMD ["/lib/systemd/systemd"]'
+cgroupns=host
+if [[ $SUITE == resolute ]]; then
+  cat > "$ROOTFS/usr/local/lib/gpuops/gpuops-init" <<'INIT'
+#!/bin/sh
+# gpuops test image: systemd 258+ needs cgroup v2; mount it when /sys/fs/cgroup is not cgroup2, then become systemd.
+set -e
+if [ "$(stat -f -c %T /sys/fs/cgroup)" != cgroup2fs ]; then
+  umount /sys/fs/cgroup 2>/dev/null || true
+  mount -t tmpfs none /sys/fs/cgroup
+  mount -t cgroup2 none /sys/fs/cgroup
+fi
+exec /lib/systemd/systemd "$@"
+INIT
+  chmod 0755 "$ROOTFS/usr/local/lib/gpuops/gpuops-init"
+  cmd='CMD ["/usr/local/lib/gpuops/gpuops-init"]'
+  cgroupns=private
+fi
+tar -C "$ROOTFS" -c . | docker import -c "$cmd" -c 'ENV container=docker' -c "LABEL gpuops.cgroupns=$cgroupns" - "$TAG" >/dev/null
 docker tag "$TAG" "${IMAGE_REPO}:latest"
 echo "built ${TAG} in $(( $(date +%s) - start )) s ($(docker image inspect -f '{{.Size}}' "$TAG" | awk '{printf "%d MB", $1/1e6}'))"

@@ -4,7 +4,8 @@ import re
 import pytest
 
 # The toolkit each platform ships (the converge asks for it).
-VERSIONS = {("debian", "12"): "11.8", ("debian", "13"): "12.4", ("ubuntu", "22.04"): "11.5", ("ubuntu", "24.04"): "12.0"}
+VERSIONS = {("debian", "12"): "11.8", ("debian", "13"): "12.4", ("ubuntu", "22.04"): "11.5", ("ubuntu", "24.04"): "12.0",
+            ("ubuntu", "26.04"): "12.4"}
 
 
 @pytest.fixture(scope="module")

@@ -11,6 +11,7 @@ PLATFORMS = {
     ("debian", "13"): (["nvidia-smi", "libnvidia-ml1", "libcuda1"], "550"),
     ("ubuntu", "22.04"): (["nvidia-utils-580-server", "libnvidia-compute-580-server"], "580"),
     ("ubuntu", "24.04"): (["nvidia-utils-580-server", "libnvidia-compute-580-server"], "580"),
+    ("ubuntu", "26.04"): (["nvidia-utils-580-server", "libnvidia-compute-580-server"], "580"),
 }
 
 

@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-"""apt_branch_transitions against real Ubuntu 24.04 index stanzas (tests/unit/fixtures/apt_cache)."""
+"""apt_branch_transitions against real Ubuntu 24.04 and 26.04 index stanzas (tests/unit/fixtures/apt_cache)."""
 
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
@@ -27,14 +27,29 @@ def test_noble_updates_535_server_is_a_transition_to_580():
     assert 'transitional package that depends on nvidia-utils-580-server' in found[0]['reason']
 
 
+def test_resolute_535_server_is_a_transition_to_580_with_the_targets_version():
+    # Ubuntu 26.04's transitional packages are built from the 580 source: version 580.178.04, Depends the 580 name.
+    found = apt_branch_transitions(fixture('resolute-535-server.txt'), '535')
+    assert [(f['package'], f['installs_branch']) for f in found] == [
+        ('nvidia-utils-535-server', '580'), ('libnvidia-compute-535-server', '580'),
+        ('nvidia-headless-no-dkms-535-server', '580')]
+    # Each reason names its package and the one it really installs (not "its version ... belongs to branch 580" twice).
+    assert found[0]['reason'] == ('nvidia-utils-535-server 580.178.04-0ubuntu0.26.04.1 is a transitional package that '
+                                  'depends on nvidia-utils-580-server')
+    assert len(set(f['reason'] for f in found)) == 3
+
+
 def test_real_branches_are_not_transitions():
     assert apt_branch_transitions(fixture('noble-updates-580-server.txt'), '580') == []
     assert apt_branch_transitions(fixture('noble-release-535-server.txt'), '535') == []
+    assert apt_branch_transitions(fixture('resolute-580-server.txt'), '580') == []
 
 
 def test_a_version_of_another_branch_counts():
     text = 'Package: libnvidia-tesla-535-ml1\nVersion: 550.163.01-2\nDepends: libc6\n'
-    assert apt_branch_transitions(text, '535')[0]['installs_branch'] == '550'
+    found = apt_branch_transitions(text, '535')
+    assert found[0]['installs_branch'] == '550'
+    assert found[0]['reason'] == 'libnvidia-tesla-535-ml1 550.163.01-2 belongs to branch 550'
 
 
 def test_unrelated_stanzas_and_empty_output():
