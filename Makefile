@@ -138,6 +138,10 @@ test: host venv ## Everything CI runs
 test-vm: host venv vm-image ## The scenarios in a booted QEMU guest (storage: mdadm, LUKS, a reboot; 18-35 min, not in make test)
 	MOLECULE_JOBS=1 bash scripts/molecule-all.sh $(shell $(PY) scripts/scenarios.py --vm)
 
+.PHONY: test-kernel
+test-kernel: host venv image ## The nvidia_driver role on real distribution kernels (nvidia_driver_kernels: Ubuntu 24.04/22.04, Debian 12; 20-40 min, not in make test)
+	bash scripts/molecule-all.sh $(shell $(PY) scripts/scenarios.py --kernel)
+
 # Not part of `make test`: a QEMU guest under TCG takes 15-25 min here (tests/vm/README.md).
 VM_PLATFORM ?= ubuntu2404
 .PHONY: test-vm-ipv6
