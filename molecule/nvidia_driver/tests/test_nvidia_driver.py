@@ -61,6 +61,8 @@ def test_nouveau_blacklisted(host):
     assert f.exists and f.mode == 0o644
     assert re.search(r"^blacklist nouveau$", f.content_string, re.M)
     assert re.search(r"^options nouveau modeset=0$", f.content_string, re.M)
+    # nova_core (Linux 6.15 on, so Ubuntu 26.04's 7.0 kernels) would take GSP-based GPUs as nouveau would.
+    assert re.search(r"^blacklist nova_core$", f.content_string, re.M)
 
 
 def test_unattended_upgrades_blacklist(host):
