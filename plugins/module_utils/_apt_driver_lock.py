@@ -8,14 +8,20 @@
 Two schemes, by branch:
 - up to 580, the branch is in the package names (cuda-drivers-580, nvidia-fabricmanager-580): installing those
   names installs the branch, and dpkg holds (apt-mark hold) keep it;
-- from 590 on, NVIDIA's Driver Installation Guide r590, section 4.1 "Version locking packages for Ubuntu / Debian"
-  (https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/, PDF "Release r590", Dec 15, 2025):
-  "Starting with branch 590, the Ubuntu packages will be renamed by removing the branch designation from the
-  package name", "cuda-drivers-580: will be removed", and a branch is tracked through "driver pinning packages"
-  (an apt preferences file per branch), "For the best experience when locking a branch, we suggest to install the
-  pinning package prior to installing the driver." The branch's pinning package is nvidia-driver-pinning-<branch>
-  (the repository's Packages index describes it as "APT driver pinning file for driver branch <branch>"; a
-  nvidia-driver-pinning-<version> package locks one exact version, which this collection does not use).
+- from 590 on, NVIDIA's Driver Installation Guide r590 (PDF "Release r590", Dec 15, 2025,
+  https://docs.nvidia.com/datacenter/tesla/pdf/Driver_Installation_Guide.pdf), section 4.1 "Version locking packages
+  for Ubuntu / Debian" and 4.1.1 "Ubuntu 590 and later packages" (HTML: https://docs.nvidia.com/datacenter/tesla/
+  driver-installation-guide/recent-updates.html#version-locking-packages-for-ubuntu-debian): "Driver pinning packages
+  have been introduced for Debian and Ubuntu to track specific driver branches and versions", "For the best experience
+  when locking a branch, we suggest to install the pinning package prior to installing the driver.", "Starting with
+  branch 590, the Ubuntu packages will be renamed by removing the branch designation from the package name", and in
+  its Table 4 "cuda-drivers-580: will be removed". The branch's pinning package is nvidia-driver-pinning-<branch>: the
+  guide's install steps "apt install nvidia-driver-pinning-<branch>" (read through a public copy of its Ubuntu page),
+  NVIDIA's own code (github.com/NVIDIA/gpu-driver-container, ubuntu26.04/install.sh installs
+  nvidia-driver-pinning-${DRIVER_VERSION}, its README: "the version-specific `nvidia-driver-pinning-<version>` package
+  pins the whole driver tree") and a bare-metal image build (github.com/dsx-ai-factory/infra-controller/pull/6149:
+  "Fully switch to using nvidia-driver-pinning-615 to lock the driver versions"). A nvidia-driver-pinning-<version>
+  package (nvidia-driver-pinning-590.48.01) locks one exact version, which this collection does not use.
 
 Pure functions behind the filters nvidia_apt_driver_plan and nvidia_apt_lock_problems: the nvidia_driver role
 computes what to install, hold, release and remove before it changes anything, and proves afterwards that the
