@@ -26,13 +26,21 @@ IMAGE       ?= local/$(PLATFORM):latest
 help: ## List the targets
 	@grep -hE '^[a-z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
-$(BIN)/.stamp: requirements-dev.txt
+# Two stamps in one .venv: the demo's part (Ansible), then the test tools on top of it.
+$(BIN)/.stamp-demo: requirements-demo.txt
 	$(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements-demo.txt
+	touch $@
+
+$(BIN)/.stamp: requirements-dev.txt requirements-demo.txt $(BIN)/.stamp-demo
 	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	touch $@
 
+.PHONY: venv-demo
+venv-demo: $(BIN)/.stamp-demo collection-path ## Create .venv with what the demo needs (Ansible, requirements-demo.txt)
+
 .PHONY: venv
-venv: $(BIN)/.stamp collection-path ## Create .venv with the pinned toolchain
+venv: $(BIN)/.stamp collection-path ## Create .venv with the pinned toolchain (the demo's part and the test tools)
 
 .PHONY: collection-path
 collection-path: ## Link this checkout as gpuops.gpu_server under .cache/collections
@@ -40,8 +48,12 @@ collection-path: ## Link this checkout as gpuops.gpu_server under .cache/collect
 	@ln -sfn ../../../.. $(COLL_LINK)
 
 .PHONY: host
-host: ## Install docker.io and debootstrap, start dockerd (root, Debian/Ubuntu)
-	bash scripts/setup-host.sh
+host: ## Install what the tests need from the distribution, start dockerd and the package cache (root, Debian/Ubuntu)
+	bash scripts/setup-host.sh test
+
+.PHONY: host-demo
+host-demo: ## Install what the demo needs from the distribution (docker.io, debootstrap ...), start dockerd
+	bash scripts/setup-host.sh demo
 
 .PHONY: image
 image: ## Build the systemd test images of PLATFORMS side by side (each skipped when up to date)
@@ -57,7 +69,7 @@ vm-image: image ## Build the cached Debian 12 VM image of the storage scenario i
 	  || { echo "vm image failed:"; tail -n 40 build/images/vm.log; exit 1; }
 
 .PHONY: wheels
-wheels: venv ## Download JupyterLab's pinned wheels for the Python of PLATFORMS into .cache/wheels (each kept once complete)
+wheels: venv-demo ## Download JupyterLab's pinned wheels for the Python of PLATFORMS into .cache/wheels (each kept once complete)
 	bash scripts/wheelhouse.sh $(sort $(PLATFORMS) $(PLATFORM))
 
 .PHONY: lint
@@ -152,7 +164,7 @@ test-vm-ipv6: venv ## Hardening's SSH part in a QEMU guest booted with ipv6.disa
 demo: PLATFORMS := $(PLATFORM)
 # The image's CMD starts systemd and its label gpuops.cgroupns names the cgroup namespace it needs (private on Ubuntu
 # 26.04, whose systemd has no cgroup v1 support: tests/images/build.sh).
-demo: host venv image wheels ## Converge site.yml on a local container (gpuops-demo) of PLATFORM (debian12, debian13, ubuntu2204, ubuntu2404, ubuntu2604)
+demo: host-demo venv-demo image wheels ## Converge site.yml on a local container (gpuops-demo) of PLATFORM (debian12, debian13, ubuntu2204, ubuntu2404, ubuntu2604)
 	@if ! docker inspect -f '{{.State.Running}}' $(DEMO_NAME) 2>/dev/null | grep -q true; then \
 	  docker rm -f $(DEMO_NAME) >/dev/null 2>&1 || true; \
 	  rm -f .cache/facts/*$(DEMO_NAME); \

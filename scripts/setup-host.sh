@@ -1,34 +1,48 @@
 #!/usr/bin/env bash
-# Prepare a fresh Debian/Ubuntu machine (root) to run the demo and the tests, from the distribution:
-# the Docker engine, debootstrap (test image), make, git, shellcheck (sanity), promtool (alert rule tests),
-# apt-cacher-ng (package cache for the test containers), chromium and chromium-driver (the browser tests),
-# qemu-system-x86, qemu-utils and an SSH client (the VM of the storage scenario, tests/vm); dockerd and the cache started
-# when not running.
+# Prepare a fresh Debian/Ubuntu machine (root) from the distribution, for the demo or for the tests:
+#   scripts/setup-host.sh demo   what `make demo` needs: the Docker engine, debootstrap (its image), make, git, an SSH
+#                                client (the demo admin's key pair; the hardening role's lockout guard logs in with it)
+#                                and python3-venv; dockerd started when not running.
+#   scripts/setup-host.sh [test] all that, and what `make test` needs besides: shellcheck (sanity), promtool (alert rule
+#                                tests), apt-cacher-ng (package cache for the test containers, started when not running),
+#                                chromium and chromium-driver (the browser tests), qemu-system-x86 and qemu-utils (the
+#                                VM of the storage scenario, tests/vm).
 # Idempotent; says what it did.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
+mode=${1:-test}
+[[ $mode == demo || $mode == test ]] || { echo "usage: scripts/setup-host.sh [demo|test]" >&2; exit 2; }
 
 missing=()
-command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
-command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
-command -v make >/dev/null 2>&1 || missing+=(make)
-command -v shellcheck >/dev/null 2>&1 || missing+=(shellcheck)
-[[ -x /usr/sbin/apt-cacher-ng ]] || missing+=(apt-cacher-ng)
-command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
-command -v git >/dev/null 2>&1 || missing+=(git)
-command -v curl >/dev/null 2>&1 || missing+=(curl)
-command -v chromium >/dev/null 2>&1 || missing+=(chromium)
-command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
-command -v qemu-system-x86_64 >/dev/null 2>&1 || missing+=(qemu-system-x86)
-command -v qemu-img >/dev/null 2>&1 || missing+=(qemu-utils)
-command -v ssh >/dev/null 2>&1 || missing+=(openssh-client)
+want=()
+need() {  # need COMMAND PACKAGE: install PACKAGE when COMMAND is missing
+  want+=("$2")
+  command -v "$1" >/dev/null 2>&1 || missing+=("$2")
+}
+need dockerd docker.io
+need debootstrap debootstrap
+need make make
+need git git
+need ssh openssh-client
+want+=(python3-venv)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
+if [[ $mode == test ]]; then
+  need shellcheck shellcheck
+  want+=(apt-cacher-ng)
+  [[ -x /usr/sbin/apt-cacher-ng ]] || missing+=(apt-cacher-ng)
+  need promtool prometheus
+  need curl curl
+  need chromium chromium
+  need chromedriver chromium-driver
+  need qemu-system-x86_64 qemu-system-x86
+  need qemu-img qemu-utils
+fi
 if ((${#missing[@]})); then
   echo "installing ${missing[*]} ..."
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 else
-  echo "docker.io, debootstrap, make, git, shellcheck, apt-cacher-ng, promtool, chromium, chromium-driver, qemu, ssh: present"
+  echo "${want[*]}: present"
 fi
 
 if docker info >/dev/null 2>&1; then
@@ -43,6 +57,8 @@ else
   fi
   echo "dockerd: started"
 fi
+
+[[ $mode == test ]] || exit 0
 
 # The package cache for the test containers: our own apt-cacher-ng instance on port 3149 with
 # tests/apt-cache/acng.conf (the distribution's service, if any, keeps its own port and config).
