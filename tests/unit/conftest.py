@@ -3,7 +3,8 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
-"""Shared helpers: recorded fixtures, fake executables, a fake sysfs tree, and running a module's main()."""
+"""Shared helpers: recorded fixtures, fake executables, a fake sysfs tree, running a module's main(), and a process
+that holds a file open or locked."""
 
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
@@ -12,6 +13,8 @@ import contextlib
 import json
 import os
 import stat
+import subprocess
+import sys
 
 import pytest
 import yaml
@@ -128,3 +131,44 @@ def recorded_pci_ids(monkeypatch):
     """Every test reads the recorded pci.ids excerpt, never the database of the machine running the tests."""
     from ansible_collections.gpuops.gpu_server.plugins.module_utils import _pci
     monkeypatch.setattr(_pci, 'PCI_IDS_PATHS', (fixture_path('pci_ids', 'pci.ids'),))
+
+
+# Holds argv[1] as argv[2] says for argv[3] seconds, then says so on stdout: an fcntl write lock on the file opened for
+# writing (lockf, as dpkg locks its lock files), an open file description lock (ofd) or a flock lock on it, or the
+# file open in that mode ('r', 'a', 'r+') without a lock.
+HOLD = """
+import fcntl, os, struct, sys, time
+path, how, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
+if how == 'lockf':
+    f = open(path, 'w')
+    fcntl.lockf(f, fcntl.LOCK_EX)
+elif how == 'ofd':
+    fd = os.open(path, os.O_RDWR)
+    fcntl.fcntl(fd, fcntl.F_OFD_SETLK, struct.pack('hhqqi4x', fcntl.F_WRLCK, 0, 0, 0, 0))
+elif how == 'flock':
+    fd = os.open(path, os.O_RDWR)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+else:
+    f = open(path, how)
+print('held', flush=True)
+time.sleep(seconds)
+"""
+
+
+@pytest.fixture
+def hold_file():
+    """``hold_file(path, how, seconds=30)`` -> the subprocess.Popen of another process that holds PATH (how: 'lockf',
+    'ofd', 'flock', or an open() mode), returned once it holds it; killed at the end of the test."""
+    procs = []
+
+    def start(path, how, seconds=30):
+        proc = subprocess.Popen([sys.executable, '-c', HOLD, str(path), how, str(seconds)], stdout=subprocess.PIPE,
+                                universal_newlines=True)
+        procs.append(proc)
+        assert proc.stdout.readline().strip() == 'held', 'the holder of %s (%s) did not start' % (path, how)
+        return proc
+    yield start
+    for proc in procs:
+        proc.kill()
+        proc.wait()
+        proc.stdout.close()
