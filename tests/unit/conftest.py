@@ -20,6 +20,8 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, settings
 
+from ansible_collections.gpuops.gpu_server.tests.support.playbook import ROOT
+
 # The property-based tests (issue 29): in `make test` and CI the same examples every run (derandomize), so that a red
 # run is a reproducible one, never a new random draw; GPUOPS_HYPOTHESIS_PROFILE=explore draws new examples every run
 # (run it a few times before a release: a random draw found the '' and '\r' host names that the fleet report shows alike).
@@ -44,6 +46,17 @@ def load_yaml(*parts):
 def read_fixture(*parts):
     with open(fixture_path(*parts)) as f:
         return f.read()
+
+
+def role_path(role, *parts):
+    """A path in this checkout's roles/ROLE."""
+    return os.path.join(ROOT, 'roles', role, *parts)
+
+
+def role_yaml(role, *parts):
+    """A YAML file of roles/ROLE (defaults/main.yml, vars/main.yml, meta/argument_specs.yml) as data; {} when empty."""
+    with open(role_path(role, *parts)) as f:
+        return yaml.safe_load(f) or {}
 
 
 def snapshot(path):

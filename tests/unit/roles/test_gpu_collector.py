@@ -12,7 +12,8 @@ import os
 
 from ansible_collections.gpuops.gpu_server.tests.unit.conftest import fixture_path, make_executable
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from ansible_collections.gpuops.gpu_server.tests.support.playbook import ROOT
+
 COLLECTOR = os.path.join(ROOT, 'roles', 'gpu_monitoring', 'files', 'gpuops-gpu-collector.py')
 
 

@@ -17,11 +17,11 @@ import re
 import time
 
 import jinja2
-import yaml
 
-from ansible_collections.gpuops.gpu_server.tests.unit.conftest import make_executable
+from ansible_collections.gpuops.gpu_server.tests.unit.conftest import make_executable, role_yaml
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from ansible_collections.gpuops.gpu_server.tests.support.playbook import ROOT
+
 TOOL = os.path.join(ROOT, 'roles', 'spot', 'files', 'gpuops-spot.py')
 ENV_TEMPLATE = os.path.join(ROOT, 'roles', 'spot', 'templates', 'remote.env.j2')
 
@@ -62,8 +62,7 @@ def _module_utils_imports(path):
 
 def test_the_role_ships_every_module_the_tool_imports():
     """The role copies _spot_modules next to the tool: exactly what the tool imports and what those import."""
-    with open(os.path.join(ROOT, 'roles', 'spot', 'vars', 'main.yml')) as f:
-        shipped = yaml.safe_load(f)['_spot_modules']
+    shipped = role_yaml('spot', 'vars', 'main.yml')['_spot_modules']
     needed, todo = set(), _module_utils_imports(TOOL)
     assert {'_spot.py', '_command.py', '_open_files.py'} <= todo
     while todo:
