@@ -10,6 +10,8 @@ from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 import contextlib
+import importlib.util
+import io
 import json
 import os
 import stat
@@ -57,6 +59,37 @@ def role_yaml(role, *parts):
     """A YAML file of roles/ROLE (defaults/main.yml, vars/main.yml, meta/argument_specs.yml) as data; {} when empty."""
     with open(role_path(role, *parts)) as f:
         return yaml.safe_load(f) or {}
+
+
+def load_script(name, *path):
+    """The Python script at PATH (parts below the repository root: a role's files/, examples/, a fixture) imported as
+    a module called NAME, for its functions."""
+    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, *path))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class HTTPResponse(io.BytesIO):
+    """What urllib's opener returns: BODY (bytes) to read, STATUS from getcode() and .status."""
+
+    def __init__(self, status, body):
+        io.BytesIO.__init__(self, body)
+        self.status = status
+
+    def getcode(self):
+        return self.status
+
+
+def nvidia_smi_with(tmp_path, fixture, tag, text):
+    """A fake nvidia-smi in TMP_PATH that prints the recorded capture FIXTURE (fixtures/nvidia_smi/) with TEXT in its
+    first ``<tag>``."""
+    with open(fixture_path('nvidia_smi', fixture)) as f:
+        xml = f.read()
+    start = xml.index('<%s>' % tag) + len(tag) + 2
+    capture = tmp_path / 'capture.xml'
+    capture.write_text(xml[:start] + text + xml[xml.index('</%s>' % tag, start):])
+    return make_executable(tmp_path, 'nvidia-smi', stdout_file=str(capture))
 
 
 def snapshot(path):

@@ -10,7 +10,6 @@ rclone is a stand-in script here; the Molecule scenario `spot` runs the tool aga
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-import importlib.util
 import json
 import os
 import re
@@ -18,7 +17,7 @@ import time
 
 import jinja2
 
-from ansible_collections.gpuops.gpu_server.tests.unit.conftest import make_executable, role_yaml
+from ansible_collections.gpuops.gpu_server.tests.unit.conftest import load_script, make_executable, role_yaml
 
 from ansible_collections.gpuops.gpu_server.tests.support.playbook import ROOT
 
@@ -27,10 +26,7 @@ ENV_TEMPLATE = os.path.join(ROOT, 'roles', 'spot', 'templates', 'remote.env.j2')
 
 
 def load_tool():
-    spec = importlib.util.spec_from_file_location('gpuops_spot', TOOL)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script('gpuops_spot', 'roles', 'spot', 'files', 'gpuops-spot.py')
 
 
 def config(tmp_path, **extra):
@@ -211,14 +207,8 @@ def test_a_notice_is_handled_within_its_window_when_the_trainer_does_not_stop(tm
 # ---------------------------------------------------------------------------------------------------------------
 # The watch loop against the fake metadata service (tests/fixtures/spot/fake_metadata.py), serving malformed answers
 
-FAKE_METADATA = os.path.join(ROOT, 'tests', 'fixtures', 'spot', 'fake_metadata.py')
-
-
 def load_fake_metadata():
-    spec = importlib.util.spec_from_file_location('fake_metadata', FAKE_METADATA)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script('fake_metadata', 'tests', 'fixtures', 'spot', 'fake_metadata.py')
 
 
 def _scheduled_events(**event):
