@@ -92,6 +92,19 @@ def nvidia_smi_with(tmp_path, fixture, tag, text):
     return make_executable(tmp_path, 'nvidia-smi', stdout_file=str(capture))
 
 
+def crc24_bitwise(data):
+    """The OpenPGP armor checksum (RFC 4880 section 6.1) of DATA, bit by bit as the RFC's reference code computes it:
+    the tests' own oracle, independent of plugins/module_utils/_openpgp.py."""
+    crc = 0xB704CE
+    for byte in bytearray(data):
+        crc ^= byte << 16
+        for dummy in range(8):
+            crc <<= 1
+            if crc & 0x1000000:
+                crc ^= 0x1864CFB
+    return crc & 0xFFFFFF
+
+
 def snapshot(path):
     """A file's bytes, modification time and inode: equal snapshots mean the file was not rewritten."""
     st = os.stat(str(path))
