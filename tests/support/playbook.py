@@ -2,12 +2,14 @@
 # Copyright (c) gpuops maintainers
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The one way the tests run ansible-playbook (tests/unit and tests/preflight): this checkout's collection and
-ansible.cfg, the default output callback without colour, stdout and stderr together in the order they came."""
+"""The one way the tests run ansible-playbook: run_playbook for tests/unit and tests/preflight (this checkout's
+collection and ansible.cfg, the default output callback), molecule_playbook for the Molecule verifiers (the scenario's
+inventory and ansible.cfg). Both without colour, stdout and stderr together in the order they came."""
 
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
+import json
 import os
 import subprocess
 import sys
@@ -45,3 +47,23 @@ def run_playbook(playbook, *args, inventory='localhost,', local=True, env=None, 
     argv += [str(arg) for arg in args]
     return subprocess.run(argv, cwd=ROOT, env=ansible_environment(**(env or {})), stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, universal_newlines=True, timeout=timeout, check=False)
+
+
+def molecule_playbook(playbook, *args, extra_vars=None, env=None, timeout=900, command='ansible-playbook'):
+    """ansible-playbook PLAYBOOK ARGS against the running Molecule scenario's instances, as Molecule runs it: the
+    scenario's inventory and ansible.cfg (MOLECULE_INVENTORY_FILE, MOLECULE_EPHEMERAL_DIRECTORY), this checkout's
+    collection -> (exit status, stdout and stderr together).
+
+    The command is the first on PATH, as Molecule's: scripts/molecule-all.sh puts its Mitogen wrapper there.
+    EXTRA_VARS: a dict, given as -e JSON. ENV: a dict added to the environment. TIMEOUT: seconds.
+    COMMAND='ansible' runs an ad-hoc command instead, PLAYBOOK being its host pattern."""
+    environ = dict(os.environ, ANSIBLE_CONFIG=os.path.join(os.environ['MOLECULE_EPHEMERAL_DIRECTORY'], 'ansible.cfg'),
+                   ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, '.cache', 'collections'), ANSIBLE_FORCE_COLOR='0',
+                   ANSIBLE_NOCOLOR='1')
+    environ.update(env or {})
+    argv = [command, str(playbook), '-i', os.environ['MOLECULE_INVENTORY_FILE']] + [str(arg) for arg in args]
+    if extra_vars:
+        argv += ['-e', json.dumps(extra_vars)]
+    proc = subprocess.run(argv, env=environ, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
+                          timeout=timeout, check=False)
+    return proc.returncode, proc.stdout

@@ -10,11 +10,11 @@ The tests run in this order (pytest keeps the file's order); each builds on the 
 import json
 import os
 import re
-import subprocess
 import time
 
 import testinfra
 
+from ansible_collections.gpuops.gpu_server.tests.support.playbook import molecule_playbook as playbook
 from ansible_collections.gpuops.gpu_server.tests.support.waiting import wait_for
 
 testinfra_hosts = ["docker://gpuops-backup-a"]
@@ -26,16 +26,6 @@ SCENARIO_DIR = os.environ.get("MOLECULE_SCENARIO_DIRECTORY", os.path.join(PROJEC
 CKPT = "/var/lib/gpuops/checkpoints"
 TEXTFILE = "/var/lib/prometheus/node-exporter/gpuops_backup.prom"
 SECRETS = ("correct horse battery staple", "gpuops-test-secret")
-
-
-def playbook(path, *args):
-    """ansible-playbook against the scenario's inventory and ansible.cfg; (rc, output)."""
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(EPHEMERAL, "ansible.cfg"), ANSIBLE_FORCE_COLOR="0",
-               ANSIBLE_NOCOLOR="1", ANSIBLE_COLLECTIONS_PATH=os.path.join(PROJECT, ".cache", "collections"))
-    proc = subprocess.run(["ansible-playbook", path, "-i", os.environ["MOLECULE_INVENTORY_FILE"]] + list(args),
-                          env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
-                          timeout=900, check=False)
-    return proc.returncode, proc.stdout
 
 
 def restore(*args):

@@ -11,10 +11,11 @@ keeps the driver and its holds, and says that the container does not boot it.
 """
 import os
 import re
-import subprocess
 
 import pytest
 import testinfra
+
+from ansible_collections.gpuops.gpu_server.tests.support.playbook import molecule_playbook
 
 SCENARIO = "gpuops-fleet_upgrade-"
 HOSTS = {n: testinfra.get_host("docker://%s%d" % (SCENARIO, n)) for n in (1, 2, 3, 4)}
@@ -30,13 +31,7 @@ def upgrade(*args, **kwargs):
     """ansible-playbook upgrade_driver.yml against the scenario's inventory and ansible.cfg; (rc, output).
     branch=None leaves gpuops_upgrade_driver_branch out (the kernel mode)."""
     branch = kwargs.get("branch", "550")
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(EPHEMERAL, "ansible.cfg"), ANSIBLE_FORCE_COLOR="0",
-               ANSIBLE_NOCOLOR="1", ANSIBLE_COLLECTIONS_PATH=os.path.join(PROJECT, ".cache", "collections"))
-    proc = subprocess.run(["ansible-playbook", PLAYBOOK, "-i", os.environ["MOLECULE_INVENTORY_FILE"],
-                           ] + (["-e", "gpuops_upgrade_driver_branch=%s" % branch] if branch else []) + list(args),
-                          env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
-                          timeout=900, check=False)
-    return proc.returncode, proc.stdout
+    return molecule_playbook(PLAYBOOK, *((["-e", "gpuops_upgrade_driver_branch=%s" % branch] if branch else []) + list(args)))
 
 
 def limit(*numbers):

@@ -7,6 +7,7 @@ import sys
 import pytest
 import testinfra
 
+from ansible_collections.gpuops.gpu_server.tests.support.playbook import molecule_playbook
 from ansible_collections.gpuops.gpu_server.tests.support.waiting import wait_for
 
 # Assertions run on the hardened server; the client container is driven through its own backend.
@@ -257,14 +258,10 @@ def test_post_quantum_only_leaves_ssh_audit_without_a_warning(host):
     # the tags must reach the tasks of the dynamically included sshd.yml) with hardening_ssh_post_quantum_only, then
     # ssh-audit 3.9 must find neither a failure nor a warning, only post-quantum key exchange, and a key login must
     # still work.
-    ephemeral = os.environ["MOLECULE_EPHEMERAL_DIRECTORY"]
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ephemeral, "ansible.cfg"), ANSIBLE_FORCE_COLOR="0")
-    play = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "converge.yml")
-    run = subprocess.run(["ansible-playbook", play, "-i", os.environ["MOLECULE_INVENTORY_FILE"],
-                          "-e", "hardening_ssh_post_quantum_only=true", "--tags", "hardening_preflight,hardening_sshd"],
-                         env=env, capture_output=True, text=True, timeout=900, check=False)
-    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
-    assert "TASK [gpuops.gpu_server.hardening : Install the hardening packages" not in run.stdout, "--tags ran more than asked"
+    rc, run = molecule_playbook(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "converge.yml"),
+                                "-e", "hardening_ssh_post_quantum_only=true", "--tags", "hardening_preflight,hardening_sshd")
+    assert rc == 0, run[-6000:]
+    assert "TASK [gpuops.gpu_server.hardening : Install the hardening packages" not in run, "--tags ran more than asked"
     assert "post-quantum key exchange only" in host.file("/etc/ssh/sshd_config.d/00-gpuops-hardening.conf").content_string
     out = ssh_audit(host)
     assert "(gen) software: OpenSSH" in out.stdout, out.stdout + out.stderr

@@ -6,6 +6,7 @@ SSH port from the host itself with the admin's key (/root/gpuadmin_ed25519, made
 import os
 import subprocess
 
+from ansible_collections.gpuops.gpu_server.tests.support.playbook import molecule_playbook
 from ansible_collections.gpuops.gpu_server.tests.support.waiting import wait_for
 
 testinfra_hosts = ["docker://gpuops-hardening_ssh_release"]
@@ -32,12 +33,9 @@ def checksums(host):
 
 
 def playbook(*extra):
-    """ansible-playbook converge.yml on the instance; ansible-core 2.19 writes a task's failure to stderr."""
-    ephemeral = os.environ["MOLECULE_EPHEMERAL_DIRECTORY"]
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ephemeral, "ansible.cfg"), ANSIBLE_FORCE_COLOR="0")
-    play = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "converge.yml")
-    return subprocess.run(["ansible-playbook", play, "-i", os.environ["MOLECULE_INVENTORY_FILE"]] + list(extra),
-                          env=env, capture_output=True, text=True, timeout=900, check=False)
+    """ansible-playbook converge.yml on the instance; (rc, output), the output with stderr, where ansible-core 2.19
+    writes a task's failure."""
+    return molecule_playbook(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "converge.yml"), *extra)
 
 
 def test_openssh_is_the_release_version_held_and_its_socket_has_no_bindipv6only(host):
@@ -81,10 +79,10 @@ def test_a_socket_that_cannot_bind_is_rolled_back_and_ssh_stays_up(host):
     host.run("systemd-run --unit gpuops-port-squatter python3 -m http.server 2222 --bind 0.0.0.0")
     try:
         wait_for(lambda: "0.0.0.0:2222" in listens(host, 2222), 60, "the squatter on port 2222")
-        run = playbook("-e", "hardening_ssh_port=2222", "--tags", "hardening_preflight,hardening_sshd")
-        assert run.returncode != 0, run.stdout[-3000:]
+        rc, run = playbook("-e", "hardening_ssh_port=2222", "--tags", "hardening_preflight,hardening_sshd")
+        assert rc != 0, run[-3000:]
         # Whatever the callback's line folding: one space between words.
-        text = " ".join((run.stdout + run.stderr).replace("\\n", " ").split())
+        text = " ".join(run.replace("\\n", " ").split())
         assert "failed and was rolled back. Failed task: Restart ssh.socket on its new addresses" in text, text[-4000:]
         assert "it answers on 0.0.0.0:22" in text, text[-4000:]
         assert checksums(host) == before
@@ -122,7 +120,7 @@ def test_the_release_fail2ban_that_cannot_start_is_refused_by_name(host):
                     "fail2ban=1.0.2-3 >/dev/null")
     assert down.rc == 0, down.stderr
     assert host.run("python3 -c 'import fail2ban.server.asyncserver'").rc != 0
-    run = playbook("--tags", "hardening_preflight,hardening_fail2ban")
-    text = " ".join((run.stdout + run.stderr).replace("\\n", " ").split())
-    assert run.returncode != 0 and "Refuse a fail2ban that cannot start" in text, text[-3000:]
+    rc, run = playbook("--tags", "hardening_preflight,hardening_fail2ban")
+    text = " ".join(run.replace("\\n", " ").split())
+    assert rc != 0 and "Refuse a fail2ban that cannot start" in text, text[-3000:]
     assert "LP #2055114" in text and "noble-updates" in text and "hardening_fail2ban_enabled" in text, text[-3000:]

@@ -3,10 +3,8 @@ a real browser (headless Chromium) logs in, runs a cell and reads its output; a 
 Last, the host is converged with a token: the login page offers no "Setup a Password", and rotating the token locks
 out the old one and the browser sessions it opened; the scenario's password is put back at the end."""
 import http.cookiejar
-import json
 import os
 import ssl
-import subprocess
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -14,6 +12,7 @@ import urllib.request
 import pytest
 
 from ansible_collections.gpuops.gpu_server.tests.support import jupyterlab
+from ansible_collections.gpuops.gpu_server.tests.support.playbook import molecule_playbook
 from ansible_collections.gpuops.gpu_server.tests.support.waiting import wait_for
 
 CA = os.path.join(os.environ.get("MOLECULE_EPHEMERAL_DIRECTORY", ""), "pki", "ca.crt")
@@ -116,15 +115,10 @@ def test_browser_login_with_a_wrong_password_is_refused(address, certificate):
 def converge(extra_vars=None):
     """ansible-playbook converge.yml on the instance, as Molecule runs it, with EXTRA_VARS (a dict) on top; returns
     its output."""
-    ephemeral = os.environ["MOLECULE_EPHEMERAL_DIRECTORY"]
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ephemeral, "ansible.cfg"), ANSIBLE_FORCE_COLOR="0")
-    play = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "converge.yml")
-    argv = ["ansible-playbook", play, "-i", os.environ["MOLECULE_INVENTORY_FILE"]]
-    if extra_vars:
-        argv += ["-e", json.dumps(extra_vars)]
-    out = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=900, check=False)
-    assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
-    return out.stdout
+    rc, out = molecule_playbook(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "converge.yml"),
+                                extra_vars=extra_vars)
+    assert rc == 0, out[-6000:]
+    return out
 
 
 @pytest.fixture(scope="module")

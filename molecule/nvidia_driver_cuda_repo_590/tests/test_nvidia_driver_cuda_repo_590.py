@@ -10,6 +10,8 @@ import os
 import re
 import subprocess
 
+from ansible_collections.gpuops.gpu_server.tests.support.playbook import molecule_playbook as playbook
+
 EPHEMERAL = os.environ["MOLECULE_EPHEMERAL_DIRECTORY"]
 PROJECT = os.environ["MOLECULE_PROJECT_DIRECTORY"]
 SCENARIO = os.path.join(PROJECT, "molecule", "nvidia_driver_cuda_repo_590")
@@ -17,16 +19,6 @@ INSTANCE = "gpuops-nvidia_driver_cuda_repo_590"
 VERSIONS = {"590": "590.48.01-1", "595": "595.58.03-1", "610": "610.43.02-1"}
 DRIVER = ["cuda-drivers", "nvidia-fabricmanager"]
 IGNORE_PINS = "-o Dir::Etc::Preferences=/dev/null -o Dir::Etc::PreferencesParts=/nonexistent"
-
-
-def playbook(path, *args):
-    """ansible-playbook against the scenario's inventory and ansible.cfg; (rc, output)."""
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(EPHEMERAL, "ansible.cfg"), ANSIBLE_FORCE_COLOR="0",
-               ANSIBLE_NOCOLOR="1", ANSIBLE_COLLECTIONS_PATH=os.path.join(PROJECT, ".cache", "collections"))
-    proc = subprocess.run(["ansible-playbook", path, "-i", os.environ["MOLECULE_INVENTORY_FILE"]] + list(args),
-                          env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
-                          timeout=900, check=False)
-    return proc.returncode, proc.stdout
 
 
 def role(*args):

@@ -6,14 +6,14 @@ own pair is installed, and a pair that does not belong together is refused befor
 includes pki directly is refused.
 """
 import datetime
-import json
 import os
-import subprocess
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
+
+from ansible_collections.gpuops.gpu_server.tests.support.playbook import molecule_playbook
 
 testinfra_hosts = ["docker://gpuops-pki"]
 HOST_NAME = "gpuops-pki"
@@ -26,15 +26,8 @@ PKI = "/etc/gpuops-pki"
 
 def converge(extra=None, play=None):
     """ansible-playbook converge.yml (or PLAY) against the scenario's inventory; (rc, output)."""
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(EPHEMERAL, "ansible.cfg"), ANSIBLE_FORCE_COLOR="0",
-               ANSIBLE_NOCOLOR="1", ANSIBLE_COLLECTIONS_PATH=os.path.join(PROJECT, ".cache", "collections"),
-               ANSIBLE_ROLES_PATH=os.path.join(SCENARIO_DIR, "roles"))
-    cmd = ["ansible-playbook", play or os.path.join(SCENARIO_DIR, "converge.yml"), "-i", os.environ["MOLECULE_INVENTORY_FILE"]]
-    if extra:
-        cmd += ["-e", json.dumps(extra)]
-    proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
-                          timeout=600, check=False)
-    return proc.returncode, proc.stdout
+    return molecule_playbook(play or os.path.join(SCENARIO_DIR, "converge.yml"), extra_vars=extra, timeout=600,
+                             env={"ANSIBLE_ROLES_PATH": os.path.join(SCENARIO_DIR, "roles")})
 
 
 def certificate(host, name):

@@ -8,9 +8,10 @@ import hashlib
 import json
 import os
 import re
-import subprocess
 
 import pytest
+
+from ansible_collections.gpuops.gpu_server.tests.support.playbook import molecule_playbook
 
 testinfra_hosts = ["ansible://gpuops-storage-vm"]
 
@@ -23,15 +24,9 @@ DATASET = os.path.join(EPHEMERAL, "dataset", "imagenet-mini")
 
 def ansible(*args, play=ROLE_PLAY, extra=None):
     """ansible-playbook (or ansible, with play=None) against the scenario's inventory; (rc, output)."""
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(EPHEMERAL, "ansible.cfg"), ANSIBLE_FORCE_COLOR="0",
-               ANSIBLE_NOCOLOR="1", ANSIBLE_COLLECTIONS_PATH=os.path.join(PROJECT, ".cache", "collections"))
-    cmd = ["ansible-playbook", play] if play else ["ansible", "gpu_servers"]
-    cmd += ["-i", os.environ["MOLECULE_INVENTORY_FILE"]] + list(args)
-    if extra is not None:
-        cmd += ["-e", json.dumps(extra)]
-    proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
-                          timeout=900, check=False)
-    return proc.returncode, proc.stdout
+    if play:
+        return molecule_playbook(play, *args, extra_vars=extra)
+    return molecule_playbook("gpu_servers", *args, extra_vars=extra, command="ansible")
 
 
 def layers(host, mount_point):

@@ -10,23 +10,21 @@ SIGUSR1 stop on the CPU (or CUDA)."""
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-import importlib.util
 import os
 import signal
 import threading
 
 import pytest
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..'))
+from ansible_collections.gpuops.gpu_server.tests.support.playbook import ROOT
+from ansible_collections.gpuops.gpu_server.tests.unit.conftest import load_script
+
 SCRIPT = os.path.join(ROOT, 'examples', 'spot_training.py')
 
 
 @pytest.fixture(scope='module')
 def st():
-    spec = importlib.util.spec_from_file_location('spot_training_example', SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script('spot_training_example', 'examples', 'spot_training.py')
 
 
 @pytest.fixture

@@ -10,21 +10,17 @@ __metaclass__ = type
 import os
 
 import pytest
-import yaml
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from ansible_collections.gpuops.gpu_server.tests.support.playbook import ROOT
+from ansible_collections.gpuops.gpu_server.tests.unit.conftest import role_yaml
+
 ROLES = sorted(r for r in os.listdir(os.path.join(ROOT, "roles")) if not r.startswith("_"))
-
-
-def load(role, *path):
-    with open(os.path.join(ROOT, "roles", role, *path)) as f:
-        return yaml.safe_load(f) or {}
 
 
 @pytest.mark.parametrize("role", ROLES)
 def test_defaults_and_specs_list_the_same_variables(role):
-    defaults = set(load(role, "defaults", "main.yml"))
-    specs = load(role, "meta", "argument_specs.yml")["argument_specs"]
+    defaults = set(role_yaml(role, "defaults", "main.yml"))
+    specs = role_yaml(role, "meta", "argument_specs.yml")["argument_specs"]
     documented, required = set(), set()
     for entry in specs.values():
         documented |= set(entry.get("options", {}))
@@ -35,7 +31,7 @@ def test_defaults_and_specs_list_the_same_variables(role):
 
 @pytest.mark.parametrize("role", ROLES)
 def test_every_public_variable_is_prefixed_and_described(role):
-    specs = load(role, "meta", "argument_specs.yml")["argument_specs"]
+    specs = role_yaml(role, "meta", "argument_specs.yml")["argument_specs"]
     for entry_name, entry in specs.items():
         assert entry.get("short_description"), (role, entry_name)
         for name, spec in entry.get("options", {}).items():
@@ -48,5 +44,5 @@ def test_every_public_variable_is_prefixed_and_described(role):
 def test_every_public_variable_is_in_the_role_readme(role):
     with open(os.path.join(ROOT, "roles", role, "README.md")) as f:
         readme = f.read()
-    missing = sorted(name for name in load(role, "defaults", "main.yml") if name not in readme)
+    missing = sorted(name for name in role_yaml(role, "defaults", "main.yml") if name not in readme)
     assert not missing, "%s/README.md does not mention %s" % (role, ", ".join(missing))

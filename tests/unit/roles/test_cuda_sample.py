@@ -11,7 +11,8 @@ __metaclass__ = type
 import os
 import re
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from ansible_collections.gpuops.gpu_server.tests.support.playbook import ROOT
+
 SAMPLE = os.path.join(ROOT, 'roles', 'gpu_acceptance', 'templates', 'gpu_acceptance_sample.cu.j2')
 
 

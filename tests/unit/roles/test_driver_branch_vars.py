@@ -9,15 +9,9 @@ that a platform ships with open kernel modules only."""
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-import os
-
 import pytest
 
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _compat
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-DRIVER = os.path.join(ROOT, 'roles', 'nvidia_driver')
-TOOLKIT = os.path.join(ROOT, 'roles', 'cuda_toolkit')
 
 PLATFORMS = {
     'debian12': dict(distribution='Debian', os_family='Debian', distribution_version='12.8', distribution_major_version='12'),
@@ -33,12 +27,6 @@ VARS = '''
 - hosts: localhost
   gather_facts: false
   tasks:
-    - ansible.builtin.include_vars: {file: "%(driver)s/defaults/main.yml"}
-    - ansible.builtin.include_vars: {file: "%(driver)s/vars/{{ ansible_facts['distribution'] }}.yml"}
-    - ansible.builtin.include_vars: {file: "%(driver)s/vars/main.yml"}
-    - ansible.builtin.include_vars: {file: "%(toolkit)s/defaults/main.yml"}
-    - ansible.builtin.include_vars: {file: "%(toolkit)s/vars/{{ ansible_facts['distribution'] }}.yml"}
-    - ansible.builtin.include_vars: {file: "%(toolkit)s/vars/main.yml"}
     - ansible.builtin.copy:
         dest: "%(out)s"
         content: "{{ {'auto': _nvidia_driver_branch, 'branches': _nvidia_driver_distribution_branches,
@@ -51,7 +39,7 @@ VARS = '''
 
 def render(ansible_play, platform, **extra):
     extra = dict(extra, ansible_facts=dict(PLATFORMS[platform], architecture='x86_64'))
-    proc, got = ansible_play(VARS, extra, driver=DRIVER, toolkit=TOOLKIT)
+    proc, got = ansible_play(VARS, extra, role_vars=['nvidia_driver', 'cuda_toolkit'], os_vars=True)
     assert proc.returncode == 0, proc.stdout
     return got
 

@@ -7,20 +7,11 @@
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-import importlib.util
-import os
-
-from ansible_collections.gpuops.gpu_server.tests.unit.conftest import fixture_path, make_executable
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-COLLECTOR = os.path.join(ROOT, 'roles', 'gpu_monitoring', 'files', 'gpuops-gpu-collector.py')
+from ansible_collections.gpuops.gpu_server.tests.unit.conftest import fixture_path, load_script, make_executable
 
 
 def load_collector():
-    spec = importlib.util.spec_from_file_location('gpuops_gpu_collector', COLLECTOR)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script('gpuops_gpu_collector', 'roles', 'gpu_monitoring', 'files', 'gpuops-gpu-collector.py')
 
 
 def samples(text, metric):

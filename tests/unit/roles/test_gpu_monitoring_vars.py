@@ -10,16 +10,12 @@ __metaclass__ = type
 import os
 import re
 
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-ROLE = os.path.join(ROOT, 'roles', 'gpu_monitoring')
+from ansible_collections.gpuops.gpu_server.tests.support.playbook import ROOT
 
 PLAYBOOK = '''
 - hosts: localhost
   gather_facts: false
   tasks:
-    - ansible.builtin.include_vars: {file: "%(role)s/defaults/main.yml"}
-    - ansible.builtin.include_vars: {file: "%(role)s/vars/main.yml"}
     - ansible.builtin.copy:
         dest: "%(out)s"
         content: "{{ {'node': _gpu_monitoring_node_exporter_web, 'prometheus': _gpu_monitoring_prometheus_web,
@@ -31,7 +27,7 @@ PLAYBOOK = '''
 
 
 def render(ansible_play, **extra):
-    proc, got = ansible_play(PLAYBOOK, extra, role=ROLE)
+    proc, got = ansible_play(PLAYBOOK, extra, role_vars=['gpu_monitoring'])
     assert proc.returncode == 0, proc.stdout
     return got
 

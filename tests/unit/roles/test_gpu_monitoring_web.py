@@ -13,7 +13,8 @@ import os
 
 import yaml
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from ansible_collections.gpuops.gpu_server.tests.support.playbook import ROOT
+
 ROLE = os.path.join(ROOT, 'roles', 'gpu_monitoring')
 
 INVENTORY = '''
@@ -47,8 +48,6 @@ PLAYBOOK = '''
         ansible_distribution: "{{ unit_distribution | default('Debian') }}"
         ansible_distribution_major_version: "{{ unit_major_version | default('12') }}"
         cacheable: true
-    - ansible.builtin.include_vars: {file: "%(role)s/defaults/main.yml"}
-    - ansible.builtin.include_vars: {file: "%(role)s/vars/main.yml"}
     - ansible.builtin.set_fact:
         __gpu_monitoring_grafana_ca: {content: "{{ 'CA PEM' | b64encode }}"}
     - ansible.builtin.template: {src: "%(role)s/templates/prometheus.yml.j2", dest: "%(dir)s/prometheus.yml", mode: "0600"}
@@ -63,7 +62,7 @@ PLAYBOOK = '''
 
 def render(ansible_play, **extra):
     extra.setdefault('gpu_monitoring_web_password', 'unit-test-password')
-    proc, got = ansible_play(PLAYBOOK, extra, INVENTORY, role=ROLE)
+    proc, got = ansible_play(PLAYBOOK, extra, INVENTORY, role=ROLE, role_vars=['gpu_monitoring'])
     assert proc.returncode == 0, proc.stdout
     got['prometheus'] = yaml.safe_load((ansible_play.dir / 'prometheus.yml').read_text())
     got['datasource'] = yaml.safe_load((ansible_play.dir / 'datasource.yml').read_text())

@@ -12,15 +12,14 @@ import os
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from ansible_collections.gpuops.gpu_server.tests.support.playbook import ROOT
+
 ROLE = os.path.join(ROOT, 'roles', 'jupyter')
 
 RENDER = '''
 - hosts: localhost
   gather_facts: false
   tasks:
-    - ansible.builtin.include_vars: {file: "%(role)s/defaults/main.yml"}
-    - ansible.builtin.include_vars: {file: "%(role)s/vars/main.yml"}
     - ansible.builtin.copy:
         dest: "%(out)s"
         content: "{{ {'variant': _jupyter_torch_variant, 'published': _jupyter_torch_published} | to_json }}"
@@ -31,8 +30,6 @@ REFUSE = '''
 - hosts: localhost
   gather_facts: false
   tasks:
-    - ansible.builtin.include_vars: {file: "%(role)s/defaults/main.yml"}
-    - ansible.builtin.include_vars: {file: "%(role)s/vars/main.yml"}
     - ansible.builtin.include_tasks: "%(role)s/tasks/torch.yml"
 '''
 
@@ -45,7 +42,7 @@ REFUSE = '''
     ('2.9.0', '13.0', 'cu130'),
 ])
 def test_newest_published_variant_not_above_the_host_cuda(ansible_play, torch, cuda, variant):
-    proc, got = ansible_play(RENDER, {'jupyter_torch_version': torch, 'jupyter_torch_cuda_version': cuda}, role=ROLE)
+    proc, got = ansible_play(RENDER, {'jupyter_torch_version': torch, 'jupyter_torch_cuda_version': cuda}, role_vars=['jupyter'])
     assert proc.returncode == 0, proc.stdout
     assert got['variant'] == variant
     assert variant in got['published']
@@ -58,7 +55,7 @@ def test_newest_published_variant_not_above_the_host_cuda(ansible_play, torch, c
      'jupyter_torch_variant=cu124 is not among them'),
 ])
 def test_unpublished_variant_refused_naming_the_published_ones(ansible_play, extra, says):
-    proc, _got = ansible_play(REFUSE, dict(extra, jupyter_venv='/nonexistent'), role=ROLE)
+    proc, _got = ansible_play(REFUSE, dict(extra, jupyter_venv='/nonexistent'), role=ROLE, role_vars=['jupyter'])
     assert proc.returncode != 0
     assert 'PyTorch 2.7.1 is published for cu118, cu126, cu128' in proc.stdout, proc.stdout
     assert says in proc.stdout, proc.stdout

@@ -10,27 +10,23 @@ rclone is a stand-in script here; the Molecule scenario `spot` runs the tool aga
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-import importlib.util
 import json
 import os
 import re
 import time
 
 import jinja2
-import yaml
 
-from ansible_collections.gpuops.gpu_server.tests.unit.conftest import make_executable
+from ansible_collections.gpuops.gpu_server.tests.unit.conftest import load_script, make_executable, role_yaml
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from ansible_collections.gpuops.gpu_server.tests.support.playbook import ROOT
+
 TOOL = os.path.join(ROOT, 'roles', 'spot', 'files', 'gpuops-spot.py')
 ENV_TEMPLATE = os.path.join(ROOT, 'roles', 'spot', 'templates', 'remote.env.j2')
 
 
 def load_tool():
-    spec = importlib.util.spec_from_file_location('gpuops_spot', TOOL)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script('gpuops_spot', 'roles', 'spot', 'files', 'gpuops-spot.py')
 
 
 def config(tmp_path, **extra):
@@ -62,8 +58,7 @@ def _module_utils_imports(path):
 
 def test_the_role_ships_every_module_the_tool_imports():
     """The role copies _spot_modules next to the tool: exactly what the tool imports and what those import."""
-    with open(os.path.join(ROOT, 'roles', 'spot', 'vars', 'main.yml')) as f:
-        shipped = yaml.safe_load(f)['_spot_modules']
+    shipped = role_yaml('spot', 'vars', 'main.yml')['_spot_modules']
     needed, todo = set(), _module_utils_imports(TOOL)
     assert {'_spot.py', '_command.py', '_open_files.py'} <= todo
     while todo:
@@ -212,14 +207,8 @@ def test_a_notice_is_handled_within_its_window_when_the_trainer_does_not_stop(tm
 # ---------------------------------------------------------------------------------------------------------------
 # The watch loop against the fake metadata service (tests/fixtures/spot/fake_metadata.py), serving malformed answers
 
-FAKE_METADATA = os.path.join(ROOT, 'tests', 'fixtures', 'spot', 'fake_metadata.py')
-
-
 def load_fake_metadata():
-    spec = importlib.util.spec_from_file_location('fake_metadata', FAKE_METADATA)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script('fake_metadata', 'tests', 'fixtures', 'spot', 'fake_metadata.py')
 
 
 def _scheduled_events(**event):

@@ -18,7 +18,8 @@ import os
 import pytest
 import yaml
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from ansible_collections.gpuops.gpu_server.tests.support.playbook import ROOT
+
 INCLUDES = ("ansible.builtin.include_tasks", "ansible.builtin.include_role", "include_tasks", "include_role")
 FILES = sorted(glob.glob(os.path.join(ROOT, "roles", "*", "tasks", "*.yml")) + glob.glob(os.path.join(ROOT, "playbooks", "*.yml"))
                + [os.path.join(ROOT, "site.yml")])

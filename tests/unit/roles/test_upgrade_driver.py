@@ -12,27 +12,23 @@ import os
 import re
 
 import pytest
-import yaml
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from ansible_collections.gpuops.gpu_server.tests.support.playbook import ROOT
+from ansible_collections.gpuops.gpu_server.tests.unit.conftest import role_yaml
+
 ROLE = os.path.join(ROOT, 'roles', 'upgrade_driver')
 
 
-def load(*path):
-    with open(os.path.join(ROLE, *path)) as f:
-        return yaml.safe_load(f)
-
-
 def test_every_variable_reads_the_playbook_name_that_vars_maps_it_to():
-    defaults = load('defaults', 'main.yml')
-    names = load('vars', 'main.yml')['_upgrade_driver_playbook_names']
+    defaults = role_yaml('upgrade_driver', 'defaults', 'main.yml')
+    names = role_yaml('upgrade_driver', 'vars', 'main.yml')['_upgrade_driver_playbook_names']
     assert set(names) == set(defaults)
     for variable, playbook_name in names.items():
         assert playbook_name.startswith('gpuops_upgrade_'), variable
         assert re.match(r"^\{\{ %s \| default\(" % playbook_name, defaults[variable]), (variable, defaults[variable])
     # The argument specs show the same defaults; where a template cannot be the default of its type (bool, int), the
     # description names the playbook's variable and the value.
-    options = load('meta', 'argument_specs.yml')['argument_specs']['main']['options']
+    options = role_yaml('upgrade_driver', 'meta', 'argument_specs.yml')['argument_specs']['main']['options']
     for name, spec in options.items():
         if 'default' in spec:
             assert spec['default'] == defaults[name], name

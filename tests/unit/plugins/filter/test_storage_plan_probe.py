@@ -8,24 +8,21 @@ reads of the role's record, mdadm.conf, crypttab, fstab, /proc/swaps and /sys, a
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-import importlib.util
 import json
 import os
 
 import pytest
 
 from ansible_collections.gpuops.gpu_server.plugins.filter import storage_plan
+from ansible_collections.gpuops.gpu_server.tests.unit.conftest import load_script
 
 PLAN = storage_plan.FilterModule().filters()['storage_plan']
-PROBE_PATH = os.path.join(os.path.dirname(__file__), '..', '..', '..', '..', 'roles', 'storage', 'files', 'storage-probe.py')
 N0 = '/dev/disk/by-id/nvme-Amazon_EC2_NVMe_Instance_Storage_AWS1'
 
 
 @pytest.fixture
 def probe(tmp_path, monkeypatch):
-    spec = importlib.util.spec_from_file_location('storage_probe', PROBE_PATH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_script('storage_probe', 'roles', 'storage', 'files', 'storage-probe.py')
     monkeypatch.setattr(module, 'MDADM_CONFS', (str(tmp_path / 'mdadm.conf'), str(tmp_path / 'nothing')))
     monkeypatch.setattr(module, 'CRYPTTAB', str(tmp_path / 'crypttab'))
     monkeypatch.setattr(module, 'FSTAB', str(tmp_path / 'fstab'))

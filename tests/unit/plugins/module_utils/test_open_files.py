@@ -8,61 +8,35 @@ from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 import os
-import subprocess
-import sys
-
-import pytest
 
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _open_files
 
-HOLD = '''
-import sys, time
-f = open(sys.argv[1], sys.argv[2])
-print('open', flush=True)
-time.sleep(30)
-'''
 
-
-@pytest.fixture
-def holder():
-    procs = []
-
-    def start(path, mode):
-        proc = subprocess.Popen([sys.executable, '-c', HOLD, str(path), mode], stdout=subprocess.PIPE, text=True)
-        assert proc.stdout.readline().strip() == 'open'
-        procs.append(proc)
-        return proc
-    yield start
-    for proc in procs:
-        proc.kill()
-        proc.wait()
-
-
-def test_the_other_processes_that_hold_a_file_open(tmp_path, holder):
+def test_the_other_processes_that_hold_a_file_open(tmp_path, hold_file):
     path = tmp_path / 'lock'
     path.write_text('')
     st = os.stat(str(path))
     assert _open_files.pids_with_open(st) == []
-    reader = holder(path, 'r')
+    reader = hold_file(path, 'r')
     with open(str(path)):      # this process is never its own holder
         assert _open_files.pids_with_open(st) == [reader.pid]
-    writer = holder(path, 'a')
+    writer = hold_file(path, 'a')
     assert sorted(_open_files.pids_with_open(st)) == sorted([reader.pid, writer.pid])
     other = tmp_path / 'other'
     other.write_text('')
     assert _open_files.pids_with_open(os.stat(str(other))) == []
 
 
-def test_files_open_for_writing_under_a_directory(tmp_path, holder):
+def test_files_open_for_writing_under_a_directory(tmp_path, hold_file):
     root = tmp_path / 'ckpt'
     root.mkdir()
     for name in ('read.pt', 'append.pt', 'update.pt', 'idle.pt'):
         (root / name).write_text('x')
     (tmp_path / 'outside.pt').write_text('x')
-    holder(root / 'read.pt', 'r')
-    holder(root / 'append.pt', 'a')
-    holder(root / 'update.pt', 'r+')
-    holder(tmp_path / 'outside.pt', 'a')
+    hold_file(root / 'read.pt', 'r')
+    hold_file(root / 'append.pt', 'a')
+    hold_file(root / 'update.pt', 'r+')
+    hold_file(tmp_path / 'outside.pt', 'a')
     assert _open_files.open_for_writing(str(root)) == {str(root / 'append.pt'), str(root / 'update.pt')}
     assert _open_files.open_for_writing(str(root) + '/') == {str(root / 'append.pt'), str(root / 'update.pt')}
 

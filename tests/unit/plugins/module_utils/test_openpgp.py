@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _openpgp
-from ansible_collections.gpuops.gpu_server.tests.unit.conftest import fixture_path, load_yaml
+from ansible_collections.gpuops.gpu_server.tests.unit.conftest import crc24_bitwise, fixture_path, load_yaml
 
 EXPECTED = load_yaml('repo_key', 'fingerprints.yml')
 BEGIN = '-----BEGIN PGP PUBLIC KEY BLOCK-----'
@@ -238,21 +238,10 @@ def test_v6_key_gets_a_checksum_line_and_reads_back():
     assert _openpgp.primary_fingerprints(text.encode('ascii')) == EXPECTED['rfc9580-v6.asc']
 
 
-def _crc24_bitwise(data):
-    crc = 0xB704CE
-    for byte in bytearray(data):
-        crc ^= byte << 16
-        for dummy in range(8):
-            crc <<= 1
-            if crc & 0x1000000:
-                crc ^= 0x1864CFB
-    return crc & 0xFFFFFF
-
-
 @settings(max_examples=200, deadline=None, database=None)
 @given(st.binary(max_size=200))
 def test_crc24_table_matches_rfc_4880(data):
-    assert _openpgp.crc24(data) == _crc24_bitwise(data)
+    assert _openpgp.crc24(data) == crc24_bitwise(data)
 
 
 # --- bounds ------------------------------------------------------------------------------------------------------

@@ -11,7 +11,6 @@ __metaclass__ = type
 
 import email.message
 import http.server
-import importlib.util
 import io
 import json
 import os
@@ -26,18 +25,13 @@ import urllib.request
 import pytest
 
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _spot
+from ansible_collections.gpuops.gpu_server.tests.support.playbook import ROOT
+from ansible_collections.gpuops.gpu_server.tests.unit.conftest import HTTPResponse, load_script
 
-FAKE_METADATA = os.path.join(os.path.dirname(__file__), '..', '..', '..', 'fixtures', 'spot', 'fake_metadata.py')
-
-
-def _load_fake_metadata():
-    spec = importlib.util.spec_from_file_location('fake_metadata', FAKE_METADATA)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+FAKE_METADATA = os.path.join(ROOT, 'tests', 'fixtures', 'spot', 'fake_metadata.py')
 
 
-fake_metadata = _load_fake_metadata()
+fake_metadata = load_script('fake_metadata', 'tests', 'fixtures', 'spot', 'fake_metadata.py')
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -573,15 +567,6 @@ def test_poller_default_url():
 # ---------------------------------------------------------------------------------------------------------------
 # Poller with a scripted opener: what goes over the wire
 
-class _Response(io.BytesIO):
-    def __init__(self, status, body):
-        io.BytesIO.__init__(self, body)
-        self.status = status
-
-    def getcode(self):
-        return self.status
-
-
 class ScriptedOpener(object):
     """Answers requests from a list of (status, body); records (method, url, headers, timeout)."""
 
@@ -594,7 +579,7 @@ class ScriptedOpener(object):
         status, body = self.answers.pop(0)
         if status >= 400:
             raise urllib.error.HTTPError(request.full_url, status, 'error', email.message.Message(), io.BytesIO(body))
-        return _Response(status, body)
+        return HTTPResponse(status, body)
 
 
 def test_scripted_aws_wire_format():

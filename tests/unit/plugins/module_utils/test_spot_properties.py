@@ -24,6 +24,7 @@ import urllib.error
 from hypothesis import given, settings, strategies as st
 
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _spot
+from ansible_collections.gpuops.gpu_server.tests.unit.conftest import HTTPResponse
 
 FAST = settings(max_examples=250, deadline=None, database=None)
 
@@ -171,15 +172,6 @@ def test_parse_tencent_never_raises_past_its_boundary(status, body):
 # ---------------------------------------------------------------------------------------------------------------
 # Poller.check() behind a fake opener: tokens and notice bodies both junk
 
-class _Response(io.BytesIO):
-    def __init__(self, status, body):
-        io.BytesIO.__init__(self, body)
-        self.status = status
-
-    def getcode(self):
-        return self.status
-
-
 class JunkOpener(object):
     """Answers each request with the next (status, body) of a list; 404 and nothing once the list is used up."""
 
@@ -191,7 +183,7 @@ class JunkOpener(object):
         status, body = self.answers.pop(0) if self.answers else (404, b'')
         if status >= 400:
             raise urllib.error.HTTPError(request.full_url, status, 'error', email.message.Message(), io.BytesIO(body))
-        return _Response(status, body)
+        return HTTPResponse(status, body)
 
 
 def _answers(provider):

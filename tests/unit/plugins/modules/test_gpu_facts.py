@@ -12,7 +12,7 @@ from ansible.module_utils import basic
 
 from ansible_collections.gpuops.gpu_server.plugins.modules import gpu_facts
 from ansible_collections.gpuops.gpu_server.tests.unit.conftest import (
-    build_sysfs, fixture_path, load_yaml, make_executable)
+    build_sysfs, fixture_path, load_yaml, make_executable, nvidia_smi_with)
 
 EXPECTED = load_yaml('nvidia_smi', 'expected.yml')
 NO_DRIVER = load_yaml('nvidia_smi', 'no_driver.yml')
@@ -155,16 +155,6 @@ def test_timeout_must_be_positive(timeout, tmp_path, run_module):
     assert 'timeout must be a positive number, got %d' % timeout in result['msg']
 
 
-def _capture_with(tmp_path, fixture, tag, text):
-    """A fake nvidia-smi that prints a recorded capture whose first ``<tag>`` holds ``text``."""
-    with open(fixture_path('nvidia_smi', fixture)) as f:
-        xml = f.read()
-    start = xml.index('<%s>' % tag) + len(tag) + 2
-    capture = tmp_path / 'capture.xml'
-    capture.write_text(xml[:start] + text + xml[xml.index('</%s>' % tag, start):])
-    return make_executable(tmp_path, 'nvidia-smi', stdout_file=str(capture))
-
-
 @pytest.mark.parametrize('tag,text,key', [
     ('gpu_temp', '9' * 5000 + ' C', 'temperature_c'),                   # int() refuses more than 4300 digits
     ('gpu_temp', '9' * 400 + '.5 C', 'temperature_c'),                  # float() overflows to infinity
@@ -173,7 +163,7 @@ def _capture_with(tmp_path, fixture, tag, text):
 ])
 def test_a_figure_that_is_no_reading_is_null(tag, text, key, tmp_path, run_module):
     """Issue 29: such a field is unreadable (null, like N/A); it neither fails the module nor turns into inf."""
-    exe = _capture_with(tmp_path, 'h200_sxm_r580_idle.xml', tag, text)
+    exe = nvidia_smi_with(tmp_path, 'h200_sxm_r580_idle.xml', tag, text)
     result = run_module(gpu_facts.main, dict(nvidia_smi_path=exe, sysfs_root=str(tmp_path / 'none')))
     assert not result.failed, result.get('msg')
     gpu = result['ansible_facts']['nvidia']['gpus'][0]

@@ -16,7 +16,7 @@ from ansible.module_utils import basic
 
 from ansible_collections.gpuops.gpu_server.plugins.modules import gpu_health
 from ansible_collections.gpuops.gpu_server.tests.unit.conftest import (
-    build_sysfs, fixture_path, load_yaml, make_executable)
+    build_sysfs, fixture_path, load_yaml, make_executable, nvidia_smi_with)
 
 with open(os.path.join(os.path.dirname(__file__), 'test_gpu_health.yml')) as _f:
     CASES = yaml.safe_load(_f)
@@ -178,20 +178,12 @@ def test_empty_report_fails_the_driver_check(tmp_path, run_module):
 
 # Issue 29: junk in nvidia-smi's report or the kernel log is judged, never a crash.
 
-def _capture_with(tmp_path, fixture, tag, text):
-    with open(fixture_path('nvidia_smi', fixture)) as f:
-        xml = f.read()
-    start = xml.index('<%s>' % tag) + len(tag) + 2
-    capture = tmp_path / 'capture.xml'
-    capture.write_text(xml[:start] + text + xml[xml.index('</%s>' % tag, start):])
-    return make_executable(tmp_path, 'nvidia-smi', stdout_file=str(capture))
-
 
 @pytest.mark.parametrize('text', ['9' * 400 + '.5 C', '9' * 5000 + ' C'])
 def test_temperature_that_is_no_reading_is_judged_without_it(text, tmp_path, run_module):
     """Issue 29: a temperature that overflowed to infinity made the module raise OverflowError ('%d' of inf);
     one of 5000 digits raised ValueError. Now it is unreadable: the margin to T.Limit is judged alone."""
-    args = dict(nvidia_smi_path=_capture_with(tmp_path, 'h200_sxm_r580_idle.xml', 'gpu_temp', text),
+    args = dict(nvidia_smi_path=nvidia_smi_with(tmp_path, 'h200_sxm_r580_idle.xml', 'gpu_temp', text),
                 sysfs_root=str(tmp_path), kernel_log_path=fixture_path('kernel_log', 'no_xid.txt'), fail_on='never')
     result = run_module(gpu_health.main, args)
     assert not result.failed, result.get('msg')

@@ -6,33 +6,23 @@
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-import subprocess
-import sys
+import os
 import time
 
 import pytest
 
 from ansible_collections.gpuops.gpu_server.plugins.modules import package_lock
 
-HOLD = "import fcntl, sys, time; f = open(sys.argv[1], 'w'); fcntl.lockf(f, fcntl.LOCK_EX); print('held', flush=True); time.sleep(float(sys.argv[2]))"
-
 
 @pytest.fixture
-def holder(tmp_path):
-    """Start a process that holds an fcntl write lock on a file (as dpkg does) for some seconds."""
-    procs = []
-
-    def start(seconds):
-        path = tmp_path / "lock-frontend"
+def holder(tmp_path, hold_file):
+    """``holder(seconds, how='lockf')`` -> (path, process): a lock file that another process holds for some seconds:
+    an fcntl write lock (as dpkg holds its own), or an OFD or flock lock."""
+    def start(seconds, how='lockf'):
+        path = tmp_path / ('lock-frontend' if how == 'lockf' else 'lock-' + how)
         path.touch()
-        proc = subprocess.Popen([sys.executable, "-c", HOLD, str(path), str(seconds)], stdout=subprocess.PIPE, text=True)
-        assert proc.stdout.readline().strip() == "held"
-        procs.append(proc)
-        return str(path), proc
-    yield start
-    for proc in procs:
-        proc.kill()
-        proc.wait()
+        return str(path), hold_file(path, how, seconds)
+    return start
 
 
 def test_free_lock_returns_at_once(run_module, tmp_path):
@@ -67,41 +57,11 @@ def test_pid_file_of_a_dead_process_is_not_held(tmp_path):
     pidfile = tmp_path / "yum.pid"
     pidfile.write_text("999999999\n")
     assert package_lock.holders_of([str(pidfile)]) == []
-    pidfile.write_text("%d\n" % subprocess.os.getpid())
-    assert package_lock.holders_of([str(pidfile)])[0]["pid"] == subprocess.os.getpid()
+    pidfile.write_text("%d\n" % os.getpid())
+    assert package_lock.holders_of([str(pidfile)])[0]["pid"] == os.getpid()
 
 
 # Issue 17: range checks, a bounded wait, OFD and flock locks.
-
-HOLD_KIND = """
-import fcntl, os, struct, sys, time
-fd = os.open(sys.argv[1], os.O_RDWR)
-if sys.argv[2] == 'ofd':
-    fcntl.fcntl(fd, fcntl.F_OFD_SETLK, struct.pack('hhqqi4x', fcntl.F_WRLCK, 0, 0, 0, 0))
-else:
-    fcntl.flock(fd, fcntl.LOCK_EX)
-print('held', flush=True)
-time.sleep(float(sys.argv[3]))
-"""
-
-
-@pytest.fixture
-def kind_holder(tmp_path):
-    procs = []
-
-    def start(kind, seconds):
-        path = tmp_path / ("lock-" + kind)
-        path.touch()
-        proc = subprocess.Popen([sys.executable, "-c", HOLD_KIND, str(path), kind, str(seconds)],
-                                stdout=subprocess.PIPE, text=True)
-        assert proc.stdout.readline().strip() == "held"
-        procs.append(proc)
-        return str(path), proc
-    yield start
-    for proc in procs:
-        proc.kill()
-        proc.wait()
-
 
 @pytest.mark.parametrize("args,msg", [
     ({"sleep": -1}, "sleep must be more than 0 seconds, got -1.0"),
@@ -125,23 +85,23 @@ def test_sleep_longer_than_timeout_does_not_overshoot(run_module, holder):
     assert "still locked after 1." in result["msg"]
 
 
-def test_ofd_lock_names_the_real_holder(run_module, kind_holder):
-    path, proc = kind_holder("ofd", 30)
+def test_ofd_lock_names_the_real_holder(run_module, holder):
+    path, proc = holder(30, "ofd")
     result = run_module(package_lock.main, {"paths": [path], "timeout": 0})
     assert result.failed
     assert [(h["pid"], h["lock"]) for h in result["holders"]] == [(proc.pid, "ofd")]
     assert "pid %d" % proc.pid in result["msg"] and "pid -1" not in result["msg"]
 
 
-def test_flock_lock_is_seen(run_module, kind_holder):
-    path, proc = kind_holder("flock", 30)
+def test_flock_lock_is_seen(run_module, holder):
+    path, proc = holder(30, "flock")
     result = run_module(package_lock.main, {"paths": [path], "timeout": 0})
     assert result.failed
     assert [(h["pid"], h["lock"]) for h in result["holders"]] == [(proc.pid, "flock")]
 
 
-def test_flock_holder_is_waited_for(run_module, kind_holder):
-    path, proc = kind_holder("flock", 1.5)
+def test_flock_holder_is_waited_for(run_module, holder):
+    path, proc = holder(1.5, "flock")
     result = run_module(package_lock.main, {"paths": [path], "timeout": 30, "sleep": 0.2})
     assert not result.failed and result["waited"] >= 1.0
     assert result["holders"][0]["lock"] == "flock"

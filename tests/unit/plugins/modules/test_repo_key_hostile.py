@@ -23,7 +23,7 @@ import pytest
 
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _openpgp
 from ansible_collections.gpuops.gpu_server.plugins.modules import repo_key
-from ansible_collections.gpuops.gpu_server.tests.unit.conftest import fixture_path, load_yaml, snapshot
+from ansible_collections.gpuops.gpu_server.tests.unit.conftest import crc24_bitwise, fixture_path, load_yaml, snapshot
 
 try:
     from http.server import BaseHTTPRequestHandler, HTTPServer
@@ -62,14 +62,7 @@ def b64_lines(data):
 
 
 def crc_line(data):
-    crc = 0xB704CE
-    for byte in bytearray(data):
-        crc ^= byte << 16
-        for dummy in range(8):
-            crc <<= 1
-            if crc & 0x1000000:
-                crc ^= 0x1864CFB
-    return '=' + base64.b64encode((crc & 0xFFFFFF).to_bytes(3, 'big')).decode('ascii')
+    return '=' + base64.b64encode(crc24_bitwise(data).to_bytes(3, 'big')).decode('ascii')
 
 
 def armored(data, begin=BEGIN, end=END):
