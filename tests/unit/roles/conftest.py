@@ -20,6 +20,19 @@ from ansible_collections.gpuops.gpu_server.tests.support.playbook import ANSIBLE
 from ansible_collections.gpuops.gpu_server.tests.unit.conftest import role_path
 
 
+# The facts that pick a role's vars file and its platform data, per test platform (tests that template a role's
+# variables for a platform: ansible_facts=dict(PLATFORM_FACTS[platform], ...)).
+PLATFORM_FACTS = {
+    'debian12': dict(distribution='Debian', os_family='Debian', distribution_version='12.8', distribution_major_version='12'),
+    'debian13': dict(distribution='Debian', os_family='Debian', distribution_version='13.2', distribution_major_version='13'),
+    'ubuntu2004': dict(distribution='Ubuntu', os_family='Debian', distribution_version='20.04', distribution_major_version='20'),
+    'ubuntu2204': dict(distribution='Ubuntu', os_family='Debian', distribution_version='22.04', distribution_major_version='22'),
+    'ubuntu2404': dict(distribution='Ubuntu', os_family='Debian', distribution_version='24.04', distribution_major_version='24'),
+    'ubuntu2604': dict(distribution='Ubuntu', os_family='Debian', distribution_version='26.04', distribution_major_version='26'),
+    'ubuntu2804': dict(distribution='Ubuntu', os_family='Debian', distribution_version='28.04', distribution_major_version='28'),
+}
+
+
 def role_vars_play(roles, os_vars=False):
     """A play (YAML) that loads, on every host, each of ROLES' variables as the role has them: its defaults/main.yml,
     with OS_VARS its vars/<the host's ansible_facts['distribution']>.yml, then its vars/main.yml."""

@@ -10,16 +10,9 @@ role's vars files: from branch 590 on without the branch (NVIDIA Driver Installa
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-import os
 import re
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-DRIVER = os.path.join(ROOT, 'roles', 'nvidia_driver')
-
-PLATFORMS = {
-    'debian12': dict(distribution='Debian', os_family='Debian', distribution_version='12.8', distribution_major_version='12'),
-    'ubuntu2404': dict(distribution='Ubuntu', os_family='Debian', distribution_version='24.04', distribution_major_version='24'),
-}
+from ansible_collections.gpuops.gpu_server.tests.unit.roles.conftest import PLATFORM_FACTS
 
 # Each case sets the branch, the kernel module flavour and the user-space switch (set_fact outranks include_vars),
 # then records what the role would install: the names, the package whose version is the driver's, the DKMS package,
@@ -28,9 +21,6 @@ NAMES = '''
 - hosts: localhost
   gather_facts: false
   tasks:
-    - ansible.builtin.include_vars: {file: "%(driver)s/defaults/main.yml"}
-    - ansible.builtin.include_vars: {file: "%(driver)s/vars/{{ ansible_facts['distribution'] }}.yml"}
-    - ansible.builtin.include_vars: {file: "%(driver)s/vars/main.yml"}
     - ansible.builtin.set_fact:
         nvidia_driver_source: cuda_repo
         __got: {}
@@ -57,8 +47,8 @@ CASES = [dict(branch=b, module=m, userspace=u) for b in ('580', '590')
 
 def render(ansible_play, platform):
     (ansible_play.dir / 'case.yml').write_text(CASE)
-    extra = dict(ansible_facts=dict(PLATFORMS[platform], architecture='x86_64'), cases=CASES)
-    proc, got = ansible_play(NAMES, extra, driver=DRIVER)
+    extra = dict(ansible_facts=dict(PLATFORM_FACTS[platform], architecture='x86_64'), cases=CASES)
+    proc, got = ansible_play(NAMES, extra, role_vars=['nvidia_driver'], os_vars=True)
     assert proc.returncode == 0 and got is not None, proc.stdout
     return got
 

@@ -12,16 +12,7 @@ __metaclass__ = type
 import pytest
 
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _compat
-
-PLATFORMS = {
-    'debian12': dict(distribution='Debian', os_family='Debian', distribution_version='12.8', distribution_major_version='12'),
-    'debian13': dict(distribution='Debian', os_family='Debian', distribution_version='13.2', distribution_major_version='13'),
-    'ubuntu2004': dict(distribution='Ubuntu', os_family='Debian', distribution_version='20.04', distribution_major_version='20'),
-    'ubuntu2204': dict(distribution='Ubuntu', os_family='Debian', distribution_version='22.04', distribution_major_version='22'),
-    'ubuntu2404': dict(distribution='Ubuntu', os_family='Debian', distribution_version='24.04', distribution_major_version='24'),
-    'ubuntu2604': dict(distribution='Ubuntu', os_family='Debian', distribution_version='26.04', distribution_major_version='26'),
-    'ubuntu2804': dict(distribution='Ubuntu', os_family='Debian', distribution_version='28.04', distribution_major_version='28'),
-}
+from ansible_collections.gpuops.gpu_server.tests.unit.roles.conftest import PLATFORM_FACTS
 
 VARS = '''
 - hosts: localhost
@@ -38,7 +29,7 @@ VARS = '''
 
 
 def render(ansible_play, platform, **extra):
-    extra = dict(extra, ansible_facts=dict(PLATFORMS[platform], architecture='x86_64'))
+    extra = dict(extra, ansible_facts=dict(PLATFORM_FACTS[platform], architecture='x86_64'))
     proc, got = ansible_play(VARS, extra, role_vars=['nvidia_driver', 'cuda_toolkit'], os_vars=True)
     assert proc.returncode == 0, proc.stdout
     return got
@@ -100,7 +91,7 @@ PREFLIGHT = '''
 
 
 def preflight(ansible_play, platform, **extra):
-    extra = dict(extra, ansible_facts=dict(PLATFORMS[platform], architecture='x86_64'),
+    extra = dict(extra, ansible_facts=dict(PLATFORM_FACTS[platform], architecture='x86_64'),
                  nvidia_driver_sysfs_root=str(ansible_play.dir))
     proc, got = ansible_play(PREFLIGHT, extra)
     assert proc.returncode == 0 and got is not None, proc.stdout
