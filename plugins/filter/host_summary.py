@@ -56,9 +56,9 @@ def host_summary(facts, watch=(), services=None, units_show='', ufw='', firewall
         raise AnsibleFilterError('host_summary: services is not a regular expression: %s' % exc)
     packages = facts.get('packages') or {}
     units = _units(units_show)
-    lines = ['%s %s, kernel %s (%s %s)' % (facts.get('distribution', '?'), facts.get('distribution_version', '?'),
-                                          facts.get('kernel', '?'), facts.get('virtualization_type', '?'),
-                                          facts.get('virtualization_role', '?'))]
+    keys = ('distribution', 'distribution_version', 'kernel', 'virtualization_type', 'virtualization_role')
+    first = tuple(facts.get(key, '?') for key in keys)
+    lines = ['%s %s, kernel %s (%s %s)' % first]
     lines.extend('package: %s %s' % (name, _version(packages, name)) for name in watch if name in packages)
     for name, state in sorted((facts.get('services') or {}).items()):
         if services and state.get('status') == 'enabled' and pattern.search(name):
