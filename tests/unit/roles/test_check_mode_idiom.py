@@ -53,8 +53,7 @@ def _tasks(items):
         if isinstance(task, dict):
             yield task
             for key in ('block', 'rescue', 'always'):
-                for inner in _tasks(task.get(key)):
-                    yield inner
+                yield from _tasks(task.get(key))
 
 
 def flag_set_facts(files):
