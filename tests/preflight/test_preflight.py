@@ -3,6 +3,7 @@ import json
 import os
 
 import pytest
+import yaml
 
 from ansible_collections.gpuops.gpu_server.tests.support.playbook import needs_ansible_playbook, run_playbook
 
@@ -24,6 +25,22 @@ def test_unsupported_platform_is_refused_by_name(distribution, major):
     assert "%s " % distribution in out and "is not supported by gpuops.gpu_server.base" in out, out
     # nothing after the platform check ran
     assert "Package sources" not in out, out
+
+
+def test_the_refusal_prints_the_role_data_and_follows_it():
+    """The "Supported:" list is rendered from _base_supported_platforms, not written by hand."""
+    with open(os.path.join(HERE, "..", "..", "roles", "base", "vars", "main.yml")) as vars_file:
+        data = yaml.safe_load(vars_file)["_base_supported_platforms"]
+    result = preflight("base_refuses.yml", "-e", "fake_distribution=Debian", "-e", "fake_major=10")
+    assert result.returncode != 0, result.stdout
+    said = " ".join(result.stdout.split())
+    assert "Supported: Debian %s, Ubuntu %s," % ("/".join(data["Debian"]), "/".join(m + ".04" for m in data["Ubuntu"])) in said, said
+    # Other data, another message: a host the changed data leaves out is refused with the changed list.
+    result = preflight("base_refuses.yml", "-e", "fake_distribution=Debian", "-e", "fake_major=12",
+                       "-e", json.dumps({"_base_supported_platforms": {"Debian": ["13"], "Ubuntu": ["26"]}}))
+    assert result.returncode != 0, result.stdout
+    said = " ".join(result.stdout.split())
+    assert "Supported: Debian 13, Ubuntu 26.04." in said, said
 
 
 def test_wrong_variable_type_is_refused_by_name():
