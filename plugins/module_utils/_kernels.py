@@ -422,14 +422,19 @@ def check_plan_arguments(family, branch, kernel_module, source, dkms_package):
 
 
 def plan(kernels, family, branch, kernel_module, source, known_packages, image_metapackages=None,
-         dkms_package=''):
+         dkms_package='', driver_version='', prebuilt_built_with=None):
     """The packages that give every kernel in ``kernels`` an NVIDIA module of ``branch``.
 
     ``kernels``: dicts ``{release, running, headers_installed}``; ``family``: 'Ubuntu' or 'Debian'; ``branch``: the
     driver branch ('580'); ``kernel_module``: 'proprietary' or 'open'; ``source``: 'auto', 'prebuilt' or 'dkms';
     ``known_packages``: the names apt knows (``apt-cache pkgnames``); ``image_metapackages``: release -> the
     installed linux-image metapackage of that kernel; ``dkms_package``: the DKMS package to use ('' for the default
-    of the family: Ubuntu nvidia-dkms-<branch>-server[-open], Debian nvidia-kernel-dkms or nvidia-open-kernel-dkms).
+    of the family: Ubuntu nvidia-dkms-<branch>-server[-open], Debian nvidia-kernel-dkms or nvidia-open-kernel-dkms);
+    ``driver_version``: the driver version the host has or apt would install (nvidia-kernel-common-<branch>-server),
+    and ``prebuilt_built_with``: prebuilt package -> the driver version it was built from (``built_with``). A
+    prebuilt module of another driver version than ``driver_version`` is not taken: booting it would give "Driver/
+    library version mismatch" (ubuntu-drivers takes it; apt lets the proprietary one in, its Depends has only a
+    lower bound). With either left empty, no prebuilt module is judged stale.
 
     Returns ``{kernels, packages, metapackages, dkms_package, refusals}``: per kernel that can have a module, its
     source ('prebuilt' or 'dkms'), packages and why (one sentence naming the package that decided); the sorted union
@@ -466,7 +471,8 @@ def plan(kernels, family, branch, kernel_module, source, known_packages, image_m
         meta_flavour = meta[len('linux-image-'):] if meta.startswith('linux-image-') else ''
         ctx = dict(release=release, branch=branch, variant=variant, meta=meta, meta_flavour=meta_flavour,
                    flavour=kernel_flavour(release) or 'unknown', dkms=dkms, source=source,
-                   headers='linux-headers-' + release, kernel_module=kernel_module)
+                   headers='linux-headers-' + release, kernel_module=kernel_module,
+                   driver_version=upstream_version(driver_version), built_with=dict(prebuilt_built_with or {}))
         if family == 'Ubuntu':
             entry, refusal, future = _plan_ubuntu(kernel, ctx, known)
         else:
@@ -486,8 +492,29 @@ def plan(kernels, family, branch, kernel_module, source, known_packages, image_m
     return result
 
 
+def _stale_prebuilt(ctx, abi):
+    """The driver version the prebuilt package ABI was built from, when it is not the host's driver version
+    (ctx['driver_version']); '' when it matches or either is unknown."""
+    built = upstream_version(ctx['built_with'].get(abi, ''))
+    if built and ctx['driver_version'] and built != ctx['driver_version']:
+        return built
+    return ''
+
+
 def _plan_ubuntu(kernel, ctx, known):
     abi = 'linux-modules-nvidia-%(branch)s-server%(variant)s-%(release)s' % ctx
+    stale = _stale_prebuilt(ctx, abi) if abi in known else ''
+    if stale and ctx['source'] != 'dkms':
+        reason = ('%s in the archive is built from driver %s, not from the driver %s the host gets: booting it would '
+                  'give "Driver/library version mismatch" (Canonical has not rebuilt it yet; ubuntu-drivers would '
+                  'take it)' % (abi, stale, ctx['driver_version']))
+        if ctx['source'] == 'prebuilt':
+            return None, _refusal(
+                ctx['release'], 'Kernel %s: %s.' % (ctx['release'], reason),
+                'Set nvidia_driver_module_source to auto or dkms (the module is then built with %s), or wait until '
+                'the archive has %s rebuilt from driver %s (apt-get update, then run the role again).' % (
+                    ctx['dkms'], abi, ctx['driver_version'])), ''
+        return _plan_dkms(kernel, ctx, known, reason)
     if ctx['source'] != 'dkms' and abi in known:
         why = '%s is in the archive: Canonical\'s prebuilt module for kernel %s, signed by Canonical' % (
             abi, ctx['release'])
@@ -665,6 +692,62 @@ def _expand(base, parts):
                 nxt.append(os.path.join(p, part))
         paths = nxt
     return paths
+
+
+def upstream_version(version):
+    """The upstream part of a Debian version: '1:580.196.07-0ubuntu0.24.04.1' -> '580.196.07'; '' for no version."""
+    version = (_text(version) or '').strip()
+    if ':' in version:
+        version = version.split(':', 1)[1]
+    return version.rsplit('-', 1)[0] if '-' in version else version
+
+
+def parse_control(text):
+    """``{package: {'Version', 'Depends', 'Status'}}`` from ``apt-cache show`` or ``dpkg-query -s`` output (one
+    paragraph per package version; the first paragraph of a package wins: ``--no-all-versions`` prints the
+    candidate only)."""
+    found = {}
+    for paragraph in re.split(r'\n[ \t]*\n', (_text(text) or '').replace('\r\n', '\n')):
+        fields, key = {}, None
+        for line in paragraph.split('\n'):
+            if line[:1] in (' ', '\t') and key:
+                fields[key] += ' ' + line.strip()
+                continue
+            name, sep, value = line.partition(':')
+            key = name.strip() if sep else None
+            if key:
+                fields[key] = value.strip()
+        name = fields.get('Package', '')
+        if _PACKAGE.match(name) and name not in found:
+            found[name] = {'Version': fields.get('Version', ''), 'Depends': fields.get('Depends', ''),
+                           'Status': fields.get('Status', '')}
+    return found
+
+
+def driver_versions(installed, candidates, common, prebuilt, branch):
+    """The driver version the host has (or apt would install) and the version each prebuilt package was built from.
+
+    INSTALLED and CANDIDATES: ``parse_control`` of ``dpkg-query -s`` and ``apt-cache show --no-all-versions`` of the
+    kernel-common package COMMON and the PREBUILT packages. An installed package counts as it is (the role holds the
+    driver, so apt keeps that version), else apt's candidate. Returns ``(driver_version, {prebuilt: built_with})``."""
+    def pick(name):
+        entry = installed.get(name) or {}
+        if (entry.get('Status') or '').split()[-1:] == ['installed']:
+            return entry
+        return candidates.get(name) or {}
+    return (pick(common).get('Version', ''),
+            dict((name, built_with(pick(name).get('Depends', ''), branch)) for name in prebuilt))
+
+
+def built_with(depends, branch):
+    """The driver version a linux-modules-nvidia-<branch>-server[-open]-<kernel> package was built from: the lower
+    bound of its nvidia-kernel-common-<branch>-server dependency (noble-updates, 2026-12-04: the 6.8.0-149.149
+    package of 6.8.0-149-generic has ``nvidia-kernel-common-580-server (>= 580.178.04)`` and its objects in
+    build/nvidia-srv/580.178.04, while the 6.8.0-149.149.1+1 rebuild of -lowlatency has ``(>= 580.196.07)``; the
+    -open packages add an upper bound ``(<= 580.178.04-1)``). '' when DEPENDS has no such bound."""
+    m = re.search(r'(?:^|,)\s*nvidia-kernel-common-%s(?:-server)?\s*\(>=\s*([A-Za-z0-9.+~:-]+)\)' % re.escape(
+        str(branch)), _text(depends) or '')
+    return m.group(1) if m else ''
 
 
 # A package and its version in ``apt-cache madison`` output: " pkg | 6.8.0-149.149.1 | http://... Packages".

@@ -29,6 +29,12 @@ description:
     metapackage C(linux-modules-nvidia-<branch>-server[-open]-<flavour>) is added only for a kernel whose
     C(linux-image-<flavour>) metapackage is installed and only when the archive has it. On Debian it is always DKMS.
     The plan reads C(apt-cache pkgnames) and C(dpkg-query) once each.
+  - Unlike C(ubuntu-drivers), the plan does not take a prebuilt module built from another driver version than the
+    host's (the installed C(nvidia-kernel-common-<branch>-server), else apt's candidate): booting it would give
+    "Driver/library version mismatch". The version a prebuilt package was built from is the lower bound of its
+    C(nvidia-kernel-common-<branch>-server) dependency (C(dpkg-query -s) where installed, else
+    C(apt-cache show --no-all-versions)). Such a kernel gets DKMS with O(source=auto) and is refused with
+    O(source=prebuilt).
   - A kernel the plan cannot serve is not a failure of the module. It is returned in RV(plan.refusals) with a message
     and a fix, for the caller to fail on.
   - Every command is killed after O(timeout) seconds.
@@ -300,6 +306,19 @@ plan:
       type: str
       returned: always
       sample: ''
+    driver_version:
+      description: The driver version the prebuilt modules were judged against (the installed
+        C(nvidia-kernel-common-<branch>-server), else apt's candidate); empty on Debian, with O(source=dkms), or when
+        the archive has no prebuilt module for the kernels.
+      type: str
+      returned: always
+      sample: 580.196.07-0ubuntu0.24.04.1
+    prebuilt_built_with:
+      description: For each prebuilt module package of the kernels, the driver version it was built from (empty when
+        its dependencies do not say).
+      type: dict
+      returned: always
+      sample: {linux-modules-nvidia-580-server-6.8.0-149-generic: 580.178.04}
     refusals:
       description: The kernels the plan cannot serve, each with C(kernel) (empty when it is about no single kernel),
         C(message) and C(fix), plain ASCII sentences naming the variable to change.
@@ -446,6 +465,39 @@ class Host(object):
             self.module.fail_json(msg=_command.failure_message(argv, rc, err, out))
         return _kernels.parse_madison(out)
 
+    def control(self, names, installed):
+        """``parse_control`` of NAMES as installed (dpkg-query -s) or as apt's candidates (apt-cache show
+        --no-all-versions)."""
+        if not names:
+            return {}
+        if installed:
+            argv = self.dpkg_query_argv(['-s'] + list(names))
+        else:
+            argv = self.apt_cache_argv(['show', '--no-all-versions'] + list(names))
+        try:
+            rc, out, err = self.run(argv, max_bytes=_LIST_OUTPUT)
+        except _command.CommandError as e:
+            self.fail(e, 'reading the control data of %s' % ', '.join(names))
+        # dpkg-query -s exits 1 when a package is not installed; it still prints the installed ones.
+        if rc != 0 and not (installed and rc == 1):
+            self.module.fail_json(msg=_command.failure_message(argv, rc, err, out))
+        return _kernels.parse_control(out)
+
+    def prebuilt_versions(self, releases, known):
+        """The driver version the host has (or gets) and the driver version each of Canonical's prebuilt module
+        packages for RELEASES was built from (``_kernels.driver_versions``); nothing to judge on Debian, with
+        source=dkms, or when the archive has no prebuilt package for these kernels."""
+        p = self.module.params
+        variant = '-open' if p['kernel_module'] == 'open' else ''
+        prebuilt = [n for n in ('linux-modules-nvidia-%s-server%s-%s' % (p['branch'], variant, r) for r in releases)
+                    if n in known]
+        if not prebuilt or p['source'] == 'dkms':
+            return '', {}
+        common = 'nvidia-kernel-common-%s-server' % p['branch']
+        names = prebuilt + [common]
+        return _kernels.driver_versions(self.control(names, True), self.control([n for n in names if n in known], False),
+                                        common, prebuilt, p['branch'])
+
     def family(self):
         for path in ('etc/os-release', 'usr/lib/os-release'):
             data, _reason = _kernels.read_bounded(
@@ -586,13 +638,18 @@ def main():
             text.decode('utf-8', 'replace') if isinstance(text, bytes) else text or '')) if log else {}
     if p['plan']:
         family = host.family()
-        known, metas = set(), {}
+        known, metas, driver_version, built = set(), {}, '', {}
         if family in _kernels.FAMILIES and kernels:
             known = host.known_packages()
             metas = host.image_metapackages(selected)
+            if family == 'Ubuntu':
+                driver_version, built = host.prebuilt_versions(selected, known)
         result['plan'] = _kernels.plan(
             [dict(release=k['release'], running=k['running'], headers_installed=k['headers']) for k in kernels],
-            family, p['branch'], p['kernel_module'], p['source'], known, metas, dkms_package=p['dkms_package'])
+            family, p['branch'], p['kernel_module'], p['source'], known, metas, dkms_package=p['dkms_package'],
+            driver_version=driver_version, prebuilt_built_with=built)
+        result['plan']['driver_version'] = driver_version
+        result['plan']['prebuilt_built_with'] = built
         if result['plan']['metapackages']:
             result['plan'] = _kernels.pin_metapackages(
                 result['plan'], host.installed_versions(), host.madison(result['plan']['metapackages']))

@@ -1,22 +1,25 @@
 """Verify the nvidia_driver role in bake mode on real distribution kernels: every installed kernel has an NVIDIA
 module whose vermagic is that kernel's release and whose version is the installed driver, Canonical's signature on
-Ubuntu's prebuilt modules, the nouveau/nova_core blacklist in each initramfs, and (Debian) a kernel installed after the
-role gets its module at its install, before any reboot."""
+Ubuntu's prebuilt modules where one of the installed driver's version exists (DKMS where Canonical's module is of
+another driver version), the nouveau/nova_core blacklist in each initramfs, and a kernel installed after the role gets
+its module at its install, before any reboot."""
 import re
 
 import pytest
 
-# Per distribution: the kernels prepare.yml installed, the driver package whose version the modules must carry, where
-# each kernel's module comes from, and the DKMS module's file name.
+# Per distribution: the kernels prepare.yml installed, the driver package whose version the modules must carry, and
+# the DKMS module's file name. Where each Ubuntu kernel's module comes from follows the archive (prebuilt_current).
 KERNELS = {
-    "noble": {"kernels": {"6.8.0-149-generic": "prebuilt", "6.8.0-1066-aws": "prebuilt",
-                          "6.8.0-147-lowlatency": "prebuilt"},
+    "noble": {"kernels": ["6.8.0-149-generic", "6.8.0-1066-aws", "6.8.0-147-lowlatency"],
               "version_package": "nvidia-headless-no-dkms-580-server", "modules": ["nvidia"],
               "metapackages": ["linux-modules-nvidia-580-server-lowlatency"]},
-    "jammy": {"kernels": {"6.8.0-149-generic": "prebuilt"},
+    "jammy": {"kernels": ["6.8.0-149-generic"],
               "version_package": "nvidia-headless-no-dkms-580-server", "modules": ["nvidia"],
               "metapackages": ["linux-modules-nvidia-580-server-generic-hwe-22.04"]},
-    "bookworm": {"kernels": {"6.1.0-50-cloud-amd64": "dkms"},
+    "resolute": {"kernels": ["7.0.0-44-generic"],
+                 "version_package": "nvidia-headless-no-dkms-580-server", "modules": ["nvidia"],
+                 "metapackages": ["linux-modules-nvidia-580-server-generic"]},
+    "bookworm": {"kernels": ["6.1.0-50-cloud-amd64"],
                  "version_package": "nvidia-driver", "modules": ["nvidia", "nvidia-current"],
                  "metapackages": ["linux-headers-cloud-amd64"]},
 }
@@ -27,6 +30,30 @@ BLACKLIST = "/etc/modprobe.d/gpuops-blacklist-nouveau.conf"
 @pytest.fixture(scope="module")
 def expected(host):
     return KERNELS[host.system_info.codename]
+
+
+def prebuilt_current(host, release):
+    """Whether the archive's prebuilt 580 module for RELEASE was built from the installed driver: the lower bound of
+    its nvidia-kernel-common-580-server dependency is the installed version's upstream part. On 2026-12-04 noble's
+    6.8.0-149-generic, 6.8.0-1066-aws and 6.8.0-147-lowlatency modules were built from 580.178.04 while the driver in
+    noble-updates was 580.196.07; jammy's 6.8.0-149-generic had its rebuild. Read with apt, not with the role's code."""
+    if host.system_info.distribution != "ubuntu":
+        return False
+    show = host.run("apt-cache show --no-all-versions linux-modules-nvidia-580-server-%s", release)
+    if show.rc != 0:
+        return False
+    built = re.search(r"nvidia-kernel-common-580-server \(>= ([^)]+)\)", show.stdout)
+    common = host.package("nvidia-kernel-common-580-server").version
+    return bool(built) and built.group(1).split("-")[0] == re.sub(r"^\d+:", "", common).rsplit("-", 1)[0]
+
+
+@pytest.fixture(scope="module")
+def sources(host, expected):
+    """Per kernel, where its module must come from: Canonical's prebuilt module where it is of the installed driver's
+    version, DKMS otherwise (always on Debian)."""
+    found = dict((r, "prebuilt" if prebuilt_current(host, r) else "dkms") for r in expected["kernels"])
+    print("module sources: %s" % found)
+    return found
 
 
 @pytest.fixture(scope="module")
@@ -54,8 +81,8 @@ def test_every_kernel_has_a_matching_module(host, expected, driver_version):
         print("%s: %s" % (release, info))
 
 
-def test_prebuilt_modules_are_canonicals(host, expected):
-    for release, source in expected["kernels"].items():
+def test_prebuilt_modules_are_canonicals(host, expected, sources):
+    for release, source in sources.items():
         info = modinfo(host, release, expected["modules"])
         if source == "prebuilt":
             assert info["signer"] == CANONICAL, info
@@ -64,13 +91,13 @@ def test_prebuilt_modules_are_canonicals(host, expected):
             assert "/updates/dkms/" in info["filename"], info
 
 
-def test_no_dkms_where_every_kernel_has_a_prebuilt_module(host, expected):
-    if all(s == "prebuilt" for s in expected["kernels"].values()):
+def test_no_dkms_where_every_kernel_has_a_prebuilt_module(host, sources):
+    if all(s == "prebuilt" for s in sources.values()):
         out = host.run("dpkg-query -W -f='${Package} ${Status}\\n' 'nvidia-dkms-*' 'nvidia-driver-*'").stdout
         assert "install ok installed" not in out, out
 
 
-def test_the_tracked_flavour_has_its_metapackage(host, expected):
+def test_the_tracked_flavour_has_its_metapackage(host, expected, sources):
     # Ubuntu: linux-modules-nvidia-<branch>-server-<flavour> where a linux-image-<flavour> metapackage is installed (the
     # ubuntu-drivers rule), none for kernels installed by ABI name. Debian: the flavour's headers metapackage.
     for meta in expected["metapackages"]:
@@ -81,7 +108,14 @@ def test_the_tracked_flavour_has_its_metapackage(host, expected):
     if host.system_info.codename == "noble":
         for meta in ("linux-modules-nvidia-580-server-generic", "linux-modules-nvidia-580-server-aws"):
             assert not host.package(meta).is_installed, meta
-        assert "linux-modules-nvidia-580-server-6.8.0-1066-aws" in holds, holds
+    # Each kernel's module package is held (Canonical's prebuilt one), or the DKMS package and the kernel's headers
+    # are installed.
+    for release, source in sources.items():
+        if source == "prebuilt":
+            assert "linux-modules-nvidia-580-server-%s" % release in holds, (release, holds)
+        elif host.system_info.distribution == "ubuntu":
+            assert host.package("nvidia-dkms-580-server").is_installed, release
+            assert host.package("linux-headers-%s" % release).is_installed, release
 
 
 def test_the_role_installed_no_kernel(host, expected):
@@ -97,14 +131,34 @@ def test_every_initramfs_carries_the_blacklist(host, expected):
         assert BLACKLIST.lstrip("/") in listing.split(), release
 
 
+def test_a_kernel_with_nova_core_keeps_it_out_in_its_initramfs(host, expected):
+    """Kernel 7.0 (resolute) has the upstream nova_core driver, which would bind the GPU before nvidia: the copy of
+    the blacklist inside its initramfs (extracted here with unmkinitramfs) names it."""
+    with_nova = [r for r in expected["kernels"] if host.run("modinfo -k %s nova_core", r).rc == 0]
+    if host.system_info.codename == "resolute":
+        assert with_nova == expected["kernels"], "kernel 7.0 without nova_core?"
+    if not with_nova:
+        pytest.skip("no kernel here has nova_core (it came with 6.15)")
+    for release in with_nova:
+        tree = host.check_output("mktemp -d")
+        try:
+            host.check_output("unmkinitramfs /boot/initrd.img-%s %s", release, tree)
+            copies = host.check_output("find %s -path '*%s'", tree, BLACKLIST).split()
+            assert copies, (release, "no blacklist in the initramfs")
+            for copy in copies:
+                assert "blacklist nova_core" in host.file(copy).content_string, (release, copy)
+        finally:
+            host.run("rm -rf %s", tree)
+
+
 def test_a_kernel_installed_later_gets_its_module_before_any_reboot(host, expected, driver_version):
     """The flavour's next kernel, installed by apt after the role, comes with its module; the old kernel keeps its own.
     noble: linux-image-lowlatency and linux-modules-nvidia-580-server-lowlatency move together (6.8.0-147 -> 6.8.0-149,
     Canonical's prebuilt module). bookworm: linux-image-cloud-amd64 and the linux-headers-cloud-amd64 the role added
     move to the -security kernel; DKMS builds at its install."""
     codename = host.system_info.codename
-    if codename == "jammy":
-        pytest.skip("jammy's flavour is at its newest generation in the archive: nothing newer to install")
+    if codename in ("jammy", "resolute"):
+        pytest.skip("%s's flavour is at its newest generation in the archive: nothing newer to install" % codename)
     before = set(host.check_output("ls /lib/modules").split())
     # An operator's full upgrade: the held driver stays; the image metapackage and the one the role added (noble: the
     # NVIDIA modules, bookworm: the headers) move to the next generation together.

@@ -341,6 +341,90 @@ def test_ubuntu_dkms_fallback_without_an_abi_package():
         'builds the module against linux-headers-6.8.0-1046-azure-fde')
 
 
+# noble-updates/restricted on 2026-12-04: the driver moved to 580.196.07, Canonical's 6.8.0-149-generic modules were
+# still the ones built from 580.178.04 (only -lowlatency had a rebuild, 6.8.0-149.149.1+1).
+NOBLE_CONTROL = """Package: linux-modules-nvidia-580-server-6.8.0-149-generic
+Version: 6.8.0-149.149
+Depends: debconf (>= 0.5) | debconf-2.0, linux-image-6.8.0-149-generic | linux-image-unsigned-6.8.0-149-generic,
+ linux-objects-nvidia-580-server-6.8.0-149-generic (= 6.8.0-149.149), nvidia-kernel-common-580-server (>= 580.178.04)
+
+Package: linux-modules-nvidia-580-server-open-6.8.0-149-generic
+Version: 6.8.0-149.149
+Depends: linux-image-6.8.0-149-generic | linux-image-unsigned-6.8.0-149-generic,
+ nvidia-kernel-common-580-server (<= 580.178.04-1), nvidia-kernel-common-580-server (>= 580.178.04)
+
+Package: linux-modules-nvidia-580-server-6.8.0-149-lowlatency
+Version: 6.8.0-149.149.1+1
+Depends: debconf (>= 0.5) | debconf-2.0, nvidia-kernel-common-580-server (>= 580.196.07)
+
+Package: nvidia-kernel-common-580-server
+Version: 580.196.07-0ubuntu0.24.04.1
+Depends: lsb-release
+
+Package: nvidia-kernel-common-580-server
+Version: 580.178.04-0ubuntu0.24.04.1
+"""
+STALE = {'linux-modules-nvidia-580-server-6.8.0-149-generic': '580.178.04'}
+
+
+def test_parse_control_and_built_with():
+    control = k.parse_control(NOBLE_CONTROL)
+    assert control['nvidia-kernel-common-580-server']['Version'] == '580.196.07-0ubuntu0.24.04.1'
+    assert [k.built_with(control[n]['Depends'], '580') for n in sorted(control)[:3]] == [
+        '580.178.04', '580.196.07', '580.178.04']
+    assert k.built_with(control['nvidia-kernel-common-580-server']['Depends'], '580') == ''
+    assert k.built_with(control['linux-modules-nvidia-580-server-6.8.0-149-generic']['Depends'], '58') == ''
+    assert k.upstream_version('1:580.196.07-0ubuntu0.24.04.1') == '580.196.07'
+    assert k.upstream_version('') == '' and k.upstream_version(None) == ''
+
+
+def test_driver_versions_prefer_what_is_installed():
+    candidates = k.parse_control(NOBLE_CONTROL)
+    names = ['linux-modules-nvidia-580-server-6.8.0-149-generic', 'linux-modules-nvidia-580-server-6.8.0-149-lowlatency']
+    assert k.driver_versions({}, candidates, 'nvidia-kernel-common-580-server', names, '580') == (
+        '580.196.07-0ubuntu0.24.04.1', dict(zip(names, ['580.178.04', '580.196.07'])))
+    # A host that installed 580.178.04 with the module a month ago keeps both (held): nothing is stale there.
+    installed = k.parse_control('Package: nvidia-kernel-common-580-server\nStatus: hold ok installed\n'
+                                'Version: 580.178.04-0ubuntu0.24.04.1\n\n'
+                                'Package: linux-modules-nvidia-580-server-6.8.0-149-lowlatency\n'
+                                'Status: deinstall ok config-files\nVersion: 6.8.0-149.149.1\n'
+                                'Depends: nvidia-kernel-common-580-server (>= 580.126.20)\n')
+    assert k.driver_versions(installed, candidates, 'nvidia-kernel-common-580-server', names, '580') == (
+        '580.178.04-0ubuntu0.24.04.1', dict(zip(names, ['580.178.04', '580.196.07'])))
+
+
+def test_ubuntu_prebuilt_module_of_another_driver_version_gets_dkms():
+    """Booting Canonical's module of 580.178.04 with the 580.196.07 libraries gives "Driver/library version
+    mismatch": the kernel gets DKMS instead, and the reason names both versions."""
+    result = k.plan([kernel('6.8.0-149-generic')], 'Ubuntu', '580', 'proprietary', 'auto', NOBLE_KNOWN,
+                    {'6.8.0-149-generic': 'linux-image-generic'}, driver_version='580.196.07-0ubuntu0.24.04.1',
+                    prebuilt_built_with=STALE)
+    assert result['refusals'] == []
+    assert [(e['source'], e['packages']) for e in result['kernels']] == [
+        ('dkms', ['nvidia-dkms-580-server', 'linux-headers-6.8.0-149-generic'])]
+    assert result['metapackages'] == ['linux-headers-generic'] and result['dkms_package'] == 'nvidia-dkms-580-server'
+    assert result['kernels'][0]['why'].startswith(
+        'linux-modules-nvidia-580-server-6.8.0-149-generic in the archive is built from driver 580.178.04, not from '
+        'the driver 580.196.07 the host gets: booting it would give "Driver/library version mismatch"')
+
+
+def test_ubuntu_prebuilt_module_of_the_same_driver_version_is_taken():
+    for version in ('580.178.04-0ubuntu0.24.04.1', ''):
+        result = k.plan([kernel('6.8.0-149-generic')], 'Ubuntu', '580', 'proprietary', 'auto', NOBLE_KNOWN,
+                        {}, driver_version=version, prebuilt_built_with=STALE)
+        assert [e['source'] for e in result['kernels']] == ['prebuilt'], version
+
+
+def test_ubuntu_source_prebuilt_refuses_a_prebuilt_module_of_another_driver_version():
+    result = k.plan([kernel('6.8.0-149-generic')], 'Ubuntu', '580', 'proprietary', 'prebuilt', NOBLE_KNOWN, {},
+                    driver_version='580.196.07-0ubuntu0.24.04.1', prebuilt_built_with=STALE)
+    assert result['kernels'] == [] and len(result['refusals']) == 1
+    refusal = result['refusals'][0]
+    assert refusal['kernel'] == '6.8.0-149-generic'
+    assert 'built from driver 580.178.04, not from the driver 580.196.07' in refusal['message']
+    assert refusal['fix'].startswith('Set nvidia_driver_module_source to auto or dkms')
+
+
 def test_ubuntu_source_dkms_builds_even_where_a_prebuilt_module_exists():
     result = k.plan([kernel('6.8.0-149-generic')], 'Ubuntu', '580', 'open', 'dkms', NOBLE_KNOWN,
                     {'6.8.0-149-generic': 'linux-image-generic'})

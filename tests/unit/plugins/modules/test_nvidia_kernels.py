@@ -47,12 +47,16 @@ case "$src" in
 esac
 cp -R "$src"/. "$2"/
 ''',
-    # apt-cache pkgnames, or apt-cache madison NAMES (the versions offered for the flavour metapackages).
+    # apt-cache pkgnames, apt-cache madison NAMES (the versions offered for the flavour metapackages), or apt-cache
+    # show --no-all-versions NAMES (the candidates' control data).
     'apt-cache': 'printf "%s\\n" "apt-cache $*" >> "$FAKE/calls"\n'
-                 'case "$*" in *madison*) cat "$FAKE/madison";; *) cat "$FAKE/pkgnames";; esac\n',
-    # dpkg-query with the Depends format (linux-image metapackages) or the Version one (installed versions).
+                 'case "$*" in *madison*) cat "$FAKE/madison";; *show*) cat "$FAKE/show";; *) cat "$FAKE/pkgnames";;'
+                 ' esac\n',
+    # dpkg-query with the Depends format (linux-image metapackages), the Version one (installed versions), or -s
+    # NAMES (the installed packages' control data; exit 1 as dpkg-query does when one of them is not installed).
     'dpkg-query': 'printf "%s\\n" "dpkg-query $*" >> "$FAKE/calls"\n'
-                  'case "$*" in *Version*) cat "$FAKE/dpkg-versions";; *) cat "$FAKE/dpkg";; esac\n',
+                  'case "$*" in *Version*) cat "$FAKE/dpkg-versions";; *" -s "*) cat "$FAKE/dpkg-status"; exit 1;;'
+                  ' *) cat "$FAKE/dpkg";; esac\n',
 }
 
 
@@ -90,6 +94,9 @@ class Fake(object):
             'noble-security/restricted amd64 Packages\n'
             ' linux-headers-azure-fde | 6.8.0-1062.68 | http://archive.ubuntu.com/ubuntu noble-updates/main amd64 '
             'Packages\n')
+        # No control data: no prebuilt module is judged against a driver version (see the mismatch test).
+        (self.fake / 'show').write_text('')
+        (self.fake / 'dpkg-status').write_text('')
         self.os_release('ID=ubuntu\nID_LIKE=debian\nVERSION_ID="24.04"\n')
         (self.root / BLACKLIST_FILE.lstrip('/')).write_bytes(BLACKLIST)
 
@@ -182,17 +189,48 @@ def test_inventory_and_plan_of_an_image(fake, run_module):
         'linux-image-azure-fde 6.8.0-1046.52'), plan['notes']
     assert plan['dkms_package'] == 'nvidia-dkms-580-server'
     assert plan['refusals'] == []
-    # modinfo runs in the image (-b ROOT); apt and dpkg read the image's state, once each.
+    # modinfo runs in the image (-b ROOT); apt and dpkg read the image's state, once each (the prebuilt package's and
+    # the driver's control data: as installed, and apt's candidates of the names apt knows).
     assert 'modinfo -b %s -k 6.8.0-149-generic nvidia' % fake.root in fake.calls('modinfo')
     assert fake.calls('apt-cache') == [
         'apt-cache -o Dir=%s pkgnames' % fake.root,
+        'apt-cache -o Dir=%s show --no-all-versions linux-modules-nvidia-580-server-6.8.0-149-generic' % fake.root,
         'apt-cache -o Dir=%s madison linux-headers-azure-fde linux-modules-nvidia-580-server-generic' % fake.root]
     assert fake.calls('dpkg-query') == [
         'dpkg-query --admindir=%s/var/lib/dpkg -W -f ${Package}\\t${Status}\\t${Depends}\\n linux-image-*' % fake.root,
+        'dpkg-query --admindir=%s/var/lib/dpkg -s linux-modules-nvidia-580-server-6.8.0-149-generic '
+        'nvidia-kernel-common-580-server' % fake.root,
         'dpkg-query --admindir=%s/var/lib/dpkg -W -f ${Package}\\t${Status}\\t${Version}\\n linux-image-* '
         'linux-headers-* linux-modules-nvidia-*' % fake.root]
+    assert (plan['driver_version'], plan['prebuilt_built_with']) == (
+        '', {'linux-modules-nvidia-580-server-6.8.0-149-generic': ''})
     assert len(fake.calls('unmkinitramfs')) == 2
     assert os.listdir(str(fake.tmp)) == []          # the extracted images are removed
+
+
+def test_a_prebuilt_module_of_another_driver_version_gets_dkms(fake, run_module):
+    """noble-updates on 2026-12-04: nvidia-kernel-common-580-server 580.196.07, Canonical's 6.8.0-149-generic modules
+    still built from 580.178.04. The kernel gets DKMS (its headers are in the archive); with source=prebuilt it is
+    refused; a host that holds 580.178.04 keeps the prebuilt module."""
+    fake.kernel('6.8.0-149-generic')
+    (fake.fake / 'pkgnames').write_text('\n'.join(sorted(NOBLE_KNOWN | {'nvidia-kernel-common-580-server'})) + '\n')
+    (fake.fake / 'show').write_text(
+        'Package: linux-modules-nvidia-580-server-6.8.0-149-generic\nVersion: 6.8.0-149.149\n'
+        'Depends: debconf (>= 0.5) | debconf-2.0, nvidia-kernel-common-580-server (>= 580.178.04)\n\n'
+        'Package: nvidia-kernel-common-580-server\nVersion: 580.196.07-0ubuntu0.24.04.1\n')
+    plan = run_module(nvidia_kernels.main, fake.args())['plan']
+    assert (plan['driver_version'], plan['prebuilt_built_with']) == (
+        '580.196.07-0ubuntu0.24.04.1', {'linux-modules-nvidia-580-server-6.8.0-149-generic': '580.178.04'})
+    assert [(k['release'], k['source']) for k in plan['kernels']] == [('6.8.0-149-generic', 'dkms')]
+    assert plan['packages'] == ['linux-headers-6.8.0-149-generic', 'nvidia-dkms-580-server']
+    assert 'built from driver 580.178.04, not from the driver 580.196.07' in plan['kernels'][0]['why']
+    refused = run_module(nvidia_kernels.main, fake.args(source='prebuilt'))['plan']
+    assert refused['kernels'] == [] and refused['refusals'][0]['kernel'] == '6.8.0-149-generic'
+    (fake.fake / 'dpkg-status').write_text(
+        'Package: nvidia-kernel-common-580-server\nStatus: hold ok installed\nVersion: 580.178.04-0ubuntu0.24.04.1\n')
+    held = run_module(nvidia_kernels.main, fake.args())['plan']
+    assert [(k['release'], k['source']) for k in held['kernels']] == [('6.8.0-149-generic', 'prebuilt')]
+    assert run_module(nvidia_kernels.main, fake.args(source='dkms'))['plan']['prebuilt_built_with'] == {}
 
 
 def test_stale_initramfs_is_not_reported_current(fake, run_module):
