@@ -30,7 +30,7 @@ description:
     C(linux-image-<flavour>) metapackage is installed and only when the archive has it. On Debian it is always DKMS.
     The plan reads C(apt-cache pkgnames) and C(dpkg-query) once each.
   - Unlike C(ubuntu-drivers), the plan does not take a prebuilt module built from another driver version than the
-    host's (the installed C(nvidia-kernel-common-<branch>-server), else apt's candidate): booting it would give
+    host's (the installed C(nvidia-kernel-common-<branch>-server), else apt's candidate), because booting it would give
     "Driver/library version mismatch". The version a prebuilt package was built from is the lower bound of its
     C(nvidia-kernel-common-<branch>-server) dependency (C(dpkg-query -s) where installed, else
     C(apt-cache show --no-all-versions)). Such a kernel gets DKMS with O(source=auto) and is refused with

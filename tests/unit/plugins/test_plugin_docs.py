@@ -2,13 +2,15 @@
 # Copyright (c) gpuops maintainers
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Every filter's and test's documentation (plugins/filter/*.yml, plugins/test/*.yml) is what antsibull-docs and
-ansible-doc read: its EXAMPLES must be YAML tasks that name the plugin. A plain scalar holding ': ' (a Python dict
-in a Jinja expression) is not YAML; the docs build (Sphinx -W) only finds it minutes into `make test`."""
+"""Every plugin's documentation is what antsibull-docs and ansible-doc read: the filters' and tests' .yml files and
+the modules' DOCUMENTATION, EXAMPLES and RETURN strings must be YAML, and EXAMPLES YAML tasks that name the plugin. A
+plain scalar holding ': ' (a Python dict in a Jinja expression, or a sentence) is not YAML; the docs build and
+docs-lint only find it minutes into `make test`."""
 
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
+import ast
 import glob
 import os
 
@@ -17,6 +19,7 @@ import yaml
 
 from ansible_collections.gpuops.gpu_server.tests.support.playbook import ROOT
 
+MODULES = sorted(glob.glob(os.path.join(ROOT, 'plugins', 'modules', '*.py')))
 DOCS = sorted(glob.glob(os.path.join(ROOT, 'plugins', 'filter', '*.yml')) +
               glob.glob(os.path.join(ROOT, 'plugins', 'test', '*.yml')))
 
@@ -46,6 +49,25 @@ def test_examples_are_yaml_tasks_that_use_the_plugin(path):
     name = os.path.splitext(os.path.basename(path))[0]
     assert doc['DOCUMENTATION']['name'] == name
     assert example_problems(name, doc['EXAMPLES']) == []
+
+
+def module_docs(path):
+    """The DOCUMENTATION, EXAMPLES and RETURN strings of the module at PATH, read without importing it."""
+    with open(path) as f:
+        tree = ast.parse(f.read(), path)
+    return dict((node.targets[0].id, node.value.value) for node in tree.body
+                if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and node.targets[0].id in ('DOCUMENTATION', 'EXAMPLES', 'RETURN') and isinstance(node.value, ast.Constant))
+
+
+@pytest.mark.parametrize('path', MODULES, ids=[os.path.basename(p) for p in MODULES])
+def test_module_docs_are_yaml(path):
+    docs = module_docs(path)
+    assert set(docs) == {'DOCUMENTATION', 'EXAMPLES', 'RETURN'}
+    name = os.path.splitext(os.path.basename(path))[0]
+    assert yaml.safe_load(docs['DOCUMENTATION'])['module'] == name
+    assert isinstance(yaml.safe_load(docs['RETURN']), dict)
+    assert example_problems(name, docs['EXAMPLES']) == []
 
 
 def test_negative_control_a_dict_in_a_plain_scalar_is_refused():
