@@ -380,6 +380,12 @@ def _refusal(kernel, message, fix):
     return {'kernel': kernel, 'message': message, 'fix': fix}
 
 
+def prebuilt_package(branch, kernel_module, release):
+    """Canonical's prebuilt module package of BRANCH for kernel RELEASE (or flavour): linux-modules-nvidia-<branch>-
+    server[-open]-<release>."""
+    return 'linux-modules-nvidia-%s-server%s-%s' % (branch, _variant(kernel_module), release)
+
+
 def _variant(kernel_module):
     return '-open' if kernel_module == 'open' else ''
 
@@ -502,7 +508,7 @@ def _stale_prebuilt(ctx, abi):
 
 
 def _plan_ubuntu(kernel, ctx, known):
-    abi = 'linux-modules-nvidia-%(branch)s-server%(variant)s-%(release)s' % ctx
+    abi = prebuilt_package(ctx['branch'], ctx['kernel_module'], ctx['release'])
     stale = _stale_prebuilt(ctx, abi) if abi in known else ''
     if stale and ctx['source'] != 'dkms':
         reason = ('%s in the archive is built from driver %s, not from the driver %s the host gets: booting it would '
@@ -520,7 +526,7 @@ def _plan_ubuntu(kernel, ctx, known):
             abi, ctx['release'])
         future = ''
         if ctx['meta_flavour']:
-            flavour_meta = 'linux-modules-nvidia-%(branch)s-server%(variant)s-%(meta_flavour)s' % ctx
+            flavour_meta = prebuilt_package(ctx['branch'], ctx['kernel_module'], ctx['meta_flavour'])
             if flavour_meta in known:
                 future = flavour_meta
                 why += ('; %s follows the installed %s, so future %s kernels get their module too (the '

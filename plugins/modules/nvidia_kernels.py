@@ -488,8 +488,7 @@ class Host(object):
         packages for RELEASES was built from (``_kernels.driver_versions``); nothing to judge on Debian, with
         source=dkms, or when the archive has no prebuilt package for these kernels."""
         p = self.module.params
-        variant = '-open' if p['kernel_module'] == 'open' else ''
-        prebuilt = [n for n in ('linux-modules-nvidia-%s-server%s-%s' % (p['branch'], variant, r) for r in releases)
+        prebuilt = [n for n in (_kernels.prebuilt_package(p['branch'], p['kernel_module'], r) for r in releases)
                     if n in known]
         if not prebuilt or p['source'] == 'dkms':
             return '', {}
