@@ -31,7 +31,7 @@ def _dict(name, value):
 
 
 def nvidia_apt_driver_plan(branch, packages=None, holdable=None, holds=None, installed=None, patterns=None,
-                           available=None):
+                           available=None, version='', pinning=None):
     """What to install, hold, release and remove for a driver branch (see _apt_driver_lock.driver_plan)."""
     if available is not None and not isinstance(available, str):
         raise AnsibleFilterError('nvidia_apt_driver_plan: available is the text of apt-cache madison, got %r' % (available,))
@@ -40,18 +40,19 @@ def nvidia_apt_driver_plan(branch, packages=None, holdable=None, holds=None, ins
                            holdable=_list('nvidia_apt_driver_plan: holdable', holdable),
                            holds=_list('nvidia_apt_driver_plan: holds', holds),
                            installed=_dict('nvidia_apt_driver_plan: installed', installed),
-                           patterns=_list('nvidia_apt_driver_plan: patterns', patterns), available=available)
+                           patterns=_list('nvidia_apt_driver_plan: patterns', patterns), available=available,
+                           version=version, pinning=pinning)
     except ValueError as e:
         raise AnsibleFilterError('nvidia_apt_driver_plan: %s' % e)
 
 
-def nvidia_apt_lock_problems(installed, branch, holds=None, held=None, patterns=None):
+def nvidia_apt_lock_problems(installed, branch, holds=None, held=None, patterns=None, pinning=None):
     """Where the pinning package and the holds disagree (see _apt_driver_lock.lock_problems)."""
     try:
         return lock_problems(branch, installed=_dict('nvidia_apt_lock_problems: installed', installed),
                              holds=_list('nvidia_apt_lock_problems: holds', holds),
                              held=_list('nvidia_apt_lock_problems: held', held),
-                             patterns=_list('nvidia_apt_lock_problems: patterns', patterns))
+                             patterns=_list('nvidia_apt_lock_problems: patterns', patterns), pinning=pinning)
     except ValueError as e:
         raise AnsibleFilterError('nvidia_apt_lock_problems: %s' % e)
 

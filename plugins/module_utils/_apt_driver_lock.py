@@ -49,6 +49,10 @@ _ANY_PINNING = re.compile(r'^' + re.escape(PINNING_PREFIX) + r'[0-9]')
 _NOT_DRIVER = re.compile(r'^(?:lib)?nvidia-container|^nvidia-docker')
 # `apt-cache madison NAME...`: " cuda-drivers | 590.48.01-1 | http://127.0.0.1:8765  Packages".
 _MADISON = re.compile(r'^\s*(\S+)\s*\|\s*(\S+)\s*\|')
+# An exact driver version as NVIDIA numbers it: 580.178.04 (three fields on Linux), 535.54 on older branches.
+_DRIVER_VERSION = re.compile(r'^([0-9]{3})\.[0-9]+(?:\.[0-9]+)?$')
+# A Debian version's upstream part: 1:580.178.04-0ubuntu0.24.04.1 -> 580.178.04.
+_VERSION_UPSTREAM = re.compile(r'^(?:[0-9]+:)?([^-]+)-')
 
 
 def check_branch(branch):
@@ -69,9 +73,35 @@ def pinning_package(branch):
     return PINNING_PREFIX + check_branch(branch) if uses_pinning(branch) else ''
 
 
+def _pinning(branch, pinning):
+    """Whether the plan locks BRANCH with NVIDIA's pinning package: PINNING None decides by the branch (NVIDIA's
+    repository), False never (Ubuntu's archive, whose 590-server and later packages keep the branch in their names and
+    have no pinning package)."""
+    return uses_pinning(branch) if pinning is None else bool(pinning) and uses_pinning(branch)
+
+
 def version_branch(version):
     """The driver branch of a package version ('590.48.01-1' -> '590'), or '' when it has none."""
     m = _VERSION_BRANCH.match(str(version or ''))
+    return m.group(1) if m else ''
+
+
+def check_version(version, branch):
+    """The exact driver version ('580.178.04'), '' for none; ValueError when it is malformed or of another branch."""
+    version = str(version or '').strip()
+    if not version:
+        return ''
+    m = _DRIVER_VERSION.match(version)
+    if not m:
+        raise ValueError("expected an exact driver version such as '580.178.04', got %r" % (version,))
+    if m.group(1) != str(branch):
+        raise ValueError('driver version %s is of branch %s, not of branch %s' % (version, m.group(1), branch))
+    return version
+
+
+def version_upstream(version):
+    """The upstream part of a package version ('1:580.178.04-0ubuntu0.24.04.1' -> '580.178.04'), '' without one."""
+    m = _VERSION_UPSTREAM.match(str(version or ''))
     return m.group(1) if m else ''
 
 
@@ -103,23 +133,29 @@ def _matches(name, patterns):
     return not _NOT_DRIVER.match(name) and any(re.search(p, name) for p in patterns)
 
 
-def driver_plan(branch, packages, holdable=None, holds=None, installed=None, patterns=None, available=None):
+def driver_plan(branch, packages, holdable=None, holds=None, installed=None, patterns=None, available=None, version='',
+                pinning=None):
     """What the role does with apt for a driver branch, computed before any change.
 
     packages: the driver packages of the branch (the platform's names for its scheme), kernel module packages
     included; holdable: the further packages held with them (Fabric Manager); holds: `apt-mark showhold` lines;
     installed: package_facts' packages; patterns: regular expressions of the driver's package names; available:
-    the text of `apt-cache madison` for the packages (None: not checked).
+    the text of `apt-cache madison` for the packages (None: not checked); version: an exact driver version
+    ('580.178.04', '' for the newest of the branch); pinning: None for NVIDIA's repository (its pinning package from
+    590 on), False for a source without one (Ubuntu's archive).
 
     Returns a dict: pinned (bool), pinning_package ('' before 590), install (apt specs: from 590 on each name with
     '=<branch>.*', so that apt installs that branch whatever the newest version is, and moves an installed package
-    to it), hold (every package to hold, the pinning package first), release (holds to release first: driver
-    packages no longer wanted, and wanted ones whose installed version is on another branch), remove (pinning
-    packages of other branches) and missing (packages the repository has no version of the branch of).
+    to it; with a version each name with '=<version>-*'), hold (every package to hold, the pinning package first),
+    release (holds to release first: driver packages no longer wanted, and wanted ones whose installed version is
+    on another branch, or not the version), remove (pinning packages of other branches), missing (packages the
+    sources have no version of the branch of, or not the version) and offered (for each missing package, the
+    upstream versions the sources have of it).
     """
     branch = check_branch(branch)
-    pinned = uses_pinning(branch)
-    pin = pinning_package(branch)
+    version = check_version(version, branch)
+    pinned = _pinning(branch, pinning)
+    pin = pinning_package(branch) if pinned else ''
     packages = [str(p) for p in packages or []]
     holdable = [str(p) for p in holdable or []]
     patterns = list(patterns or []) + [re.escape(PINNING_PREFIX)]
@@ -133,37 +169,44 @@ def driver_plan(branch, packages, holdable=None, holds=None, installed=None, pat
             release.append(name)
         elif pinned and name != pin and name in versions and version_branch(versions[name]) != branch:
             release.append(name)
+        elif version and name != pin and name in versions and version_upstream(versions[name]) != version:
+            release.append(name)
     remove = sorted(n for n in versions if _ANY_PINNING.match(n) and n != pin)
-    missing = []
+    missing, offered = [], {}
     if available is not None:
         offered = madison_versions(available)
         for name in ([pin] if pin else []) + packages:
             if name == pin:
                 if name not in offered:
                     missing.append(name)
+            elif version and not any(version_upstream(v) == version for v in offered.get(name, [])):
+                missing.append(name)
             elif pinned and not any(version_branch(v) == branch for v in offered.get(name, [])):
                 missing.append(name)
     return {
         'pinned': pinned,
         'pinning_package': pin,
-        'install': [p + '=' + branch + '.*' for p in packages] if pinned else packages,
+        'install': ([p + '=' + version + '-*' for p in packages] if version
+                    else [p + '=' + branch + '.*' for p in packages] if pinned else packages),
         'hold': hold,
         'release': release,
         'remove': remove,
         'missing': missing,
+        'offered': dict((name, [version_upstream(v) or v for v in offered.get(name, [])]) for name in missing),
     }
 
 
-def lock_problems(branch, installed=None, holds=None, held=None, patterns=None):
+def lock_problems(branch, installed=None, holds=None, held=None, patterns=None, pinning=None):
     """Where the pinning package and the dpkg holds do not lock the same branch, after the install.
 
     held: the packages that must be held (the plan's hold, [] when holds are off); holds: `apt-mark showhold` lines.
     Returns a list of sentences; [] when every package in held is held (from 590 on: at a version of the branch),
     the branch's pinning package (from 590 on) is installed, no other pinning package is, and no pinning package of
-    another branch is held. Other holds (a user's, the NVIDIA Container Toolkit's) are not judged.
+    another branch is held. Other holds (a user's, the NVIDIA Container Toolkit's) are not judged. pinning: as for
+    driver_plan.
     """
     branch = check_branch(branch)
-    pin = pinning_package(branch)
+    pin = pinning_package(branch) if _pinning(branch, pinning) else ''
     versions = installed_versions(installed)
     holds = [h.strip() for h in holds or [] if h.strip()]
     patterns = list(patterns or []) + [re.escape(PINNING_PREFIX)]

@@ -94,6 +94,13 @@ options:
         Debian's tesla branches.
     type: str
     default: ''
+  driver_version:
+    description:
+      - The exact driver version the host is to run, for example V(580.178.04) (the nvidia_driver role's
+        C(nvidia_driver_version)). A prebuilt module built from another version is not taken.
+      - Empty means the installed C(nvidia-kernel-common-<branch>-server), else apt's candidate.
+    type: str
+    default: ''
   plan:
     description:
       - Whether to read apt and plan the packages. V(false) only inventories, for example to verify a result.
@@ -307,7 +314,7 @@ plan:
       returned: always
       sample: ''
     driver_version:
-      description: The driver version the prebuilt modules were judged against (the installed
+      description: The driver version the prebuilt modules were judged against (O(driver_version), else the installed
         C(nvidia-kernel-common-<branch>-server), else apt's candidate); empty on Debian, with O(source=dkms), or when
         the archive has no prebuilt module for the kernels.
       type: str
@@ -494,8 +501,10 @@ class Host(object):
             return '', {}
         common = 'nvidia-kernel-common-%s-server' % p['branch']
         names = prebuilt + [common]
-        return _kernels.driver_versions(self.control(names, True), self.control([n for n in names if n in known], False),
-                                        common, prebuilt, p['branch'])
+        version, built = _kernels.driver_versions(self.control(names, True),
+                                                  self.control([n for n in names if n in known], False),
+                                                  common, prebuilt, p['branch'])
+        return p['driver_version'] or version, built
 
     def family(self):
         for path in ('etc/os-release', 'usr/lib/os-release'):
@@ -598,6 +607,7 @@ def main():
             kernel_module=dict(type='str', default='proprietary', choices=['proprietary', 'open']),
             source=dict(type='str', default='auto', choices=['auto', 'prebuilt', 'dkms']),
             dkms_package=dict(type='str', default=''),
+            driver_version=dict(type='str', default=''),
             plan=dict(type='bool', default=True),
             timeout=dict(type='int', default=120),
             expect_version=dict(type='str', default=''),

@@ -15,10 +15,34 @@ PLATFORMS = {
 }
 
 
+def pinned_version(host):
+    """The exact driver version the inventory pins (nvidia_driver_version: molecule/site/host_vars), or ''."""
+    return str(host.ansible.get_variables().get("nvidia_driver_version") or "")
+
+
 @pytest.fixture(scope="module")
 def expected(host):
     info = host.system_info
-    return PLATFORMS[(info.distribution, info.release.split(".")[0] if info.distribution == "debian" else info.release)]
+    names, branch = PLATFORMS[(info.distribution, info.release.split(".")[0] if info.distribution == "debian" else info.release)]
+    version = pinned_version(host)
+    if version:
+        # nvidia_driver_branch=auto takes the pinned version's branch.
+        pinned = version.split(".")[0]
+        names, branch = [n.replace("-%s-" % branch, "-%s-" % pinned) for n in names], pinned
+    return names, branch
+
+
+def test_driver_at_the_pinned_version(host, expected):
+    """Where the inventory pins an exact version: every driver package at it, apt pinned to its source package."""
+    version = pinned_version(host)
+    if not version:
+        pytest.skip("no nvidia_driver_version in this inventory")
+    for name in expected[0]:
+        assert host.package(name).version.startswith(version + "-"), (name, host.package(name).version)
+    policy = host.check_output("apt-cache policy %s" % expected[0][0])
+    assert re.search(r"Candidate: %s-" % re.escape(version), policy), policy
+    pin = host.file("/etc/apt/preferences.d/gpuops-nvidia-driver-version").content_string
+    assert "Package: src:nvidia-graphics-drivers-%s-server" % expected[1] in pin, pin
 
 
 def test_userspace_packages_installed_at_the_branch(host, expected):

@@ -39,7 +39,7 @@ for _module, _names in [
     (_base, ["test_archive_sources_have_gpu_components", "test_driver_is_visible_to_apt", "test_package_installed",
              "test_no_kernel_headers_in_container", "test_compiler_and_dkms_run", "test_chrony_enabled",
              "test_role_waited_for_the_dpkg_lock", "test_role_waited_for_cloud_init"]),
-    (_driver, ["test_userspace_packages_installed_at_the_branch", "test_packages_held",
+    (_driver, ["test_userspace_packages_installed_at_the_branch", "test_packages_held", "test_driver_at_the_pinned_version",
                "test_nvidia_smi_belongs_to_the_branch", "test_no_package_of_a_refused_transitional_branch",
                "test_no_kernel_module_in_container", "test_nouveau_blacklisted", "test_unattended_upgrades_blacklist",
                "test_real_nvidia_smi_says_no_driver", "test_gpu_facts_reports_no_driver_honestly",

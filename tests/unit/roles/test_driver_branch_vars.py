@@ -130,3 +130,27 @@ def test_preflight_on_an_ubuntu_release_without_a_table_says_to_set_the_branch(a
     got = preflight(ansible_play, 'ubuntu2804')
     assert got['task'] == 'Assert that the variables make sense for this platform'
     assert 'nvidia_driver_branch=auto names no branch for Ubuntu 28.04' in ' '.join(got['msg'].split())
+
+
+@pytest.mark.parametrize('platform, extra, words', [
+    ('ubuntu2404', {'nvidia_driver_version': '580'}, "nvidia_driver_version=580 is not an exact driver version"),
+    ('ubuntu2404', {'nvidia_driver_version': '580.178.04-0ubuntu0.24.04.1'}, 'is not an exact driver version'),
+    ('ubuntu2404', {'nvidia_driver_version': '595.112.07', 'nvidia_driver_branch': '580'},
+     "nvidia_driver_version=595.112.07 is of branch 595, but nvidia_driver_branch=580: set nvidia_driver_branch to '595'"),
+    ('debian12', {'nvidia_driver_version': '535.247.01'},
+     "applies to Ubuntu's archive (nvidia_driver_source=distribution on Ubuntu) only; here Debian"),
+    ('ubuntu2404', {'nvidia_driver_version': '580.95.05', 'nvidia_driver_source': 'cuda_repo'},
+     'here Ubuntu with nvidia_driver_source=cuda_repo'),
+])
+def test_preflight_refuses_a_driver_version_it_cannot_pin(ansible_play, platform, extra, words):
+    got = preflight(ansible_play, platform, **extra)
+    assert got['task'] == "Refuse a driver version that is malformed, of another branch, or not from Ubuntu's archive"
+    assert words in ' '.join(got['msg'].split()), got['msg']
+    assert got['msg'].endswith('Nothing was changed.')
+
+
+def test_negative_control_an_exact_ubuntu_version_passes_and_auto_takes_its_branch(ansible_play):
+    """Branch auto with 595.112.07 on 24.04 is branch 595: the run gets past the version and platform checks."""
+    got = preflight(ansible_play, 'ubuntu2404', nvidia_driver_version='595.112.07')
+    assert got['task'] == 'Remember the GPUs and NVSwitches found', got
+    assert render(ansible_play, 'ubuntu2404', nvidia_driver_version='595.112.07')['auto'] == '595'

@@ -40,3 +40,10 @@ def test_lock_problems_through_the_filter():
     assert nvidia_apt_lock_problems({'nvidia-driver-pinning-595': [{'version': '595-1'}]}, '595') == []
     with pytest.raises(AnsibleFilterError, match='nvidia_apt_lock_problems: expected a three-digit'):
         nvidia_apt_lock_problems({}, 'x')
+
+
+def test_plan_with_a_version_through_the_filter():
+    plan = nvidia_apt_driver_plan('580', packages=['nvidia-utils-580-server'], version='580.178.04')
+    assert plan['install'] == ['nvidia-utils-580-server=580.178.04-*']
+    with pytest.raises(AnsibleFilterError, match='nvidia_apt_driver_plan: driver version 570.211.01 is of branch 570'):
+        nvidia_apt_driver_plan('580', packages=['nvidia-utils-580-server'], version='570.211.01')

@@ -55,7 +55,8 @@ def test_madison():
 def test_before_590_the_names_carry_the_branch_and_nothing_is_pinned():
     plan = driver_plan('580', ['cuda-drivers-580'], holdable=['nvidia-fabricmanager-580'], holds=[], installed={})
     assert plan == {'pinned': False, 'pinning_package': '', 'install': ['cuda-drivers-580'],
-                    'hold': ['cuda-drivers-580', 'nvidia-fabricmanager-580'], 'release': [], 'remove': [], 'missing': []}
+                    'hold': ['cuda-drivers-580', 'nvidia-fabricmanager-580'], 'release': [], 'remove': [], 'missing': [],
+                    'offered': {}}
 
 
 def test_fresh_590_installs_the_pinning_package_first_and_the_branch_by_version():
@@ -169,3 +170,65 @@ def test_before_590_holds_only():
                          patterns=PATTERNS) == []
     assert lock_problems('550', installed=installed, holds=[], held=['cuda-drivers-550'],
                          patterns=PATTERNS) == ['cuda-drivers-550 is not held']
+
+
+# Ubuntu's archive on 2026-12-04 (noble-updates, restricted): the Packages index offers 580.196.07 while
+# jammy-security still has 580.178.04; an exact version is what a fleet pins.
+UBUNTU_MADISON = """nvidia-utils-580-server | 580.196.07-0ubuntu0.22.04.1 | http://archive.ubuntu.com/ubuntu jammy-updates/restricted amd64 Packages
+nvidia-utils-580-server | 580.178.04-0ubuntu0.22.04.1 | http://archive.ubuntu.com/ubuntu jammy-security/restricted amd64 Packages
+libnvidia-compute-580-server | 580.196.07-0ubuntu0.22.04.1 | http://archive.ubuntu.com/ubuntu jammy-updates/restricted amd64 Packages
+"""
+UBUNTU_PACKAGES = ['nvidia-utils-580-server', 'libnvidia-compute-580-server']
+
+
+def test_a_version_installs_each_package_at_it_and_names_what_the_sources_lack():
+    plan = driver_plan('580', UBUNTU_PACKAGES, available=UBUNTU_MADISON, version='580.178.04')
+    assert plan['install'] == ['nvidia-utils-580-server=580.178.04-*', 'libnvidia-compute-580-server=580.178.04-*']
+    assert plan['missing'] == ['libnvidia-compute-580-server']
+    assert plan['offered'] == {'libnvidia-compute-580-server': ['580.196.07']}
+    assert plan['pinned'] is False and plan['pinning_package'] == ''
+    # Negative control: without a version nothing is missing before 590 (the newest is taken).
+    assert driver_plan('580', UBUNTU_PACKAGES, available=UBUNTU_MADISON)['missing'] == []
+    assert driver_plan('580', UBUNTU_PACKAGES, available=UBUNTU_MADISON, version='580.196.07')['missing'] == []
+
+
+def test_a_version_releases_the_holds_of_packages_installed_at_another_one():
+    installed = {'nvidia-utils-580-server': '580.196.07-0ubuntu0.22.04.1',
+                 'libnvidia-compute-580-server': '580.178.04-0ubuntu0.22.04.1'}
+    holds = ['nvidia-utils-580-server', 'libnvidia-compute-580-server']
+    plan = driver_plan('580', UBUNTU_PACKAGES, holds=holds, installed=installed, patterns=PATTERNS, version='580.178.04')
+    assert plan['release'] == ['nvidia-utils-580-server']
+    assert driver_plan('580', UBUNTU_PACKAGES, holds=holds, installed=installed, patterns=PATTERNS)['release'] == []
+
+
+def test_a_version_from_590_on_replaces_the_branch_wildcard():
+    plan = driver_plan('590', ['cuda-drivers'], available=MADISON, version='590.48.01')
+    assert plan['install'] == ['cuda-drivers=590.48.01-*'] and plan['missing'] == []
+    assert driver_plan('590', ['cuda-drivers'], available=MADISON, version='590.44.01')['missing'] == ['cuda-drivers']
+
+
+@pytest.mark.parametrize('version, message', [
+    ('580', 'expected an exact driver version'),
+    ('580.178.04-0ubuntu1', 'expected an exact driver version'),
+    ('latest', 'expected an exact driver version'),
+    ('595.112.07', 'driver version 595.112.07 is of branch 595, not of branch 580'),
+])
+def test_a_bad_version_is_refused(version, message):
+    with pytest.raises(ValueError, match=message):
+        driver_plan('580', UBUNTU_PACKAGES, version=version)
+
+
+def test_ubuntus_archive_has_no_pinning_package_from_590_on():
+    """Ubuntu's nvidia-*-595-server packages keep the branch in their names: no nvidia-driver-pinning-595 to install,
+    hold or ask for (noble-updates/multiverse, 595.112.07, 2026-12-04)."""
+    packages = ['nvidia-utils-595-server', 'libnvidia-compute-595-server']
+    plan = driver_plan('595', packages, holds=[], installed={}, pinning=False, version='595.112.07')
+    assert plan['pinned'] is False and plan['pinning_package'] == ''
+    assert plan['install'] == ['nvidia-utils-595-server=595.112.07-*', 'libnvidia-compute-595-server=595.112.07-*']
+    assert plan['hold'] == packages
+    installed = {'nvidia-utils-595-server': '595.112.07-0ubuntu0.24.04.1', 'libnvidia-compute-595-server': '595.112.07-0ubuntu0.24.04.1'}
+    assert lock_problems('595', installed=installed, holds=packages, held=packages, pinning=False) == []
+    # Negative control: NVIDIA's repository (pinning unset) wants its pinning package.
+    assert driver_plan('595', packages)['pinning_package'] == 'nvidia-driver-pinning-595'
+    assert lock_problems('595', installed=installed, holds=packages, held=packages) == [
+        'the pinning package nvidia-driver-pinning-595 is not installed']

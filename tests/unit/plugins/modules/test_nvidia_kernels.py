@@ -231,6 +231,13 @@ def test_a_prebuilt_module_of_another_driver_version_gets_dkms(fake, run_module)
     held = run_module(nvidia_kernels.main, fake.args())['plan']
     assert [(k['release'], k['source']) for k in held['kernels']] == [('6.8.0-149-generic', 'prebuilt')]
     assert run_module(nvidia_kernels.main, fake.args(source='dkms'))['plan']['prebuilt_built_with'] == {}
+    # The version the role pins (nvidia_driver_version) wins over the installed one, both ways.
+    pinned = run_module(nvidia_kernels.main, fake.args(driver_version='580.196.07'))['plan']
+    assert pinned['driver_version'] == '580.196.07'
+    assert [(k['release'], k['source']) for k in pinned['kernels']] == [('6.8.0-149-generic', 'dkms')]
+    (fake.fake / 'dpkg-status').write_text('')
+    pinned = run_module(nvidia_kernels.main, fake.args(driver_version='580.178.04'))['plan']
+    assert [(k['release'], k['source']) for k in pinned['kernels']] == [('6.8.0-149-generic', 'prebuilt')]
 
 
 def test_stale_initramfs_is_not_reported_current(fake, run_module):
