@@ -27,7 +27,7 @@ def expected(host):
     version = pinned_version(host)
     if version:
         # nvidia_driver_branch=auto takes the pinned version's branch.
-        pinned = version.split(".")[0]
+        pinned = version.split(".", maxsplit=1)[0]
         names, branch = [n.replace("-%s-" % branch, "-%s-" % pinned) for n in names], pinned
     return names, branch
 
