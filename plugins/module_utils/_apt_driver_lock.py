@@ -35,6 +35,8 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.gpuops.gpu_server.plugins.module_utils._kernels import upstream_version
+
 # The first branch packaged without the branch in its names and locked by a pinning package (guide r590, 4.1.1).
 PINNING_FIRST_BRANCH = 590
 PINNING_PREFIX = 'nvidia-driver-pinning-'
@@ -51,8 +53,6 @@ _NOT_DRIVER = re.compile(r'^(?:lib)?nvidia-container|^nvidia-docker')
 _MADISON = re.compile(r'^\s*(\S+)\s*\|\s*(\S+)\s*\|')
 # An exact driver version as NVIDIA numbers it: 580.178.04 (three fields on Linux), 535.54 on older branches.
 _DRIVER_VERSION = re.compile(r'^([0-9]{3})\.[0-9]+(?:\.[0-9]+)?$')
-# A Debian version's upstream part: 1:580.178.04-0ubuntu0.24.04.1 -> 580.178.04.
-_VERSION_UPSTREAM = re.compile(r'^(?:[0-9]+:)?([^-]+)-')
 
 
 def check_branch(branch):
@@ -97,12 +97,6 @@ def check_version(version, branch):
     if m.group(1) != str(branch):
         raise ValueError('driver version %s is of branch %s, not of branch %s' % (version, m.group(1), branch))
     return version
-
-
-def version_upstream(version):
-    """The upstream part of a package version ('1:580.178.04-0ubuntu0.24.04.1' -> '580.178.04'), '' without one."""
-    m = _VERSION_UPSTREAM.match(str(version or ''))
-    return m.group(1) if m else ''
 
 
 def installed_versions(packages):
@@ -169,7 +163,7 @@ def driver_plan(branch, packages, holdable=None, holds=None, installed=None, pat
             release.append(name)
         elif pinned and name != pin and name in versions and version_branch(versions[name]) != branch:
             release.append(name)
-        elif version and name != pin and name in versions and version_upstream(versions[name]) != version:
+        elif version and name != pin and name in versions and upstream_version(versions[name]) != version:
             release.append(name)
     remove = sorted(n for n in versions if _ANY_PINNING.match(n) and n != pin)
     missing, offered = [], {}
@@ -179,7 +173,7 @@ def driver_plan(branch, packages, holdable=None, holds=None, installed=None, pat
             if name == pin:
                 if name not in offered:
                     missing.append(name)
-            elif version and not any(version_upstream(v) == version for v in offered.get(name, [])):
+            elif version and not any(upstream_version(v) == version for v in offered.get(name, [])):
                 missing.append(name)
             elif pinned and not any(version_branch(v) == branch for v in offered.get(name, [])):
                 missing.append(name)
@@ -192,7 +186,7 @@ def driver_plan(branch, packages, holdable=None, holds=None, installed=None, pat
         'release': release,
         'remove': remove,
         'missing': missing,
-        'offered': dict((name, [version_upstream(v) or v for v in offered.get(name, [])]) for name in missing),
+        'offered': dict((name, [upstream_version(v) for v in offered.get(name, [])]) for name in missing),
     }
 
 
