@@ -154,6 +154,10 @@ test-vm: host venv vm-image ## The scenarios in a booted QEMU guest (storage: md
 test-kernel: host venv image ## The nvidia_driver role on real distribution kernels (nvidia_driver_kernels: Ubuntu 24.04/22.04, Debian 12; 20-40 min, not in make test)
 	bash scripts/molecule-all.sh $(shell $(PY) scripts/scenarios.py --kernel)
 
+.PHONY: test-extended
+test-extended: host venv image wheels ## The role scenarios CI has no room for (fleet_upgrade, backup, spot, hardening_ssh_release, gpu_monitoring_exporters, docker_ce; about 25 min, not in make test)
+	MOLECULE_JOBS=$(MOLECULE_JOBS) bash scripts/molecule-all.sh $(shell $(PY) scripts/scenarios.py --extended)
+
 # Not part of `make test`: a QEMU guest under TCG takes 15-25 min here (tests/vm/README.md).
 VM_PLATFORM ?= ubuntu2404
 .PHONY: test-vm-ipv6
