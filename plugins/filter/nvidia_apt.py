@@ -3,15 +3,16 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
-"""Filters nvidia_apt_driver_plan and nvidia_apt_lock_problems (documented in their .yml files): thin wrappers of
-plugins/module_utils/_apt_driver_lock.py."""
+"""Filters nvidia_apt_driver_plan, nvidia_apt_lock_problems and nvidia_driver_version_problem (documented in their .yml
+files): thin wrappers of plugins/module_utils/_apt_driver_lock.py."""
 
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpuops.gpu_server.plugins.module_utils._apt_driver_lock import driver_plan, lock_problems
+from ansible_collections.gpuops.gpu_server.plugins.module_utils._apt_driver_lock import (
+    driver_plan, lock_problems, version_problem)
 
 
 def _list(name, value):
@@ -57,6 +58,12 @@ def nvidia_apt_lock_problems(installed, branch, holds=None, held=None, patterns=
         raise AnsibleFilterError('nvidia_apt_lock_problems: %s' % e)
 
 
+def nvidia_driver_version_problem(version, branch, requested_branch='auto', distribution='', source='distribution'):
+    """Why nvidia_driver_version cannot be pinned, or '' (see _apt_driver_lock.version_problem)."""
+    return version_problem('' if version is None else str(version), branch, requested_branch, distribution, source)
+
+
 class FilterModule(object):
     def filters(self):
-        return {'nvidia_apt_driver_plan': nvidia_apt_driver_plan, 'nvidia_apt_lock_problems': nvidia_apt_lock_problems}
+        return {'nvidia_apt_driver_plan': nvidia_apt_driver_plan, 'nvidia_apt_lock_problems': nvidia_apt_lock_problems,
+                'nvidia_driver_version_problem': nvidia_driver_version_problem}

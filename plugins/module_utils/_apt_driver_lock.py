@@ -99,6 +99,29 @@ def check_version(version, branch):
     return version
 
 
+def version_problem(version, branch, requested_branch, distribution, source):
+    """Why the nvidia_driver role cannot pin VERSION (nvidia_driver_version), as the end of a sentence that begins with
+    "nvidia_driver_version=VERSION"; '' when it can, or when VERSION is ''. BRANCH is the branch the role resolved,
+    REQUESTED_BRANCH the nvidia_driver_branch given (auto or a branch), DISTRIBUTION and SOURCE the host's distribution
+    (ansible_facts) and the driver's source (distribution or cuda_repo): an exact version is pinned in Ubuntu's archive
+    only (its nvidia-graphics-drivers-<branch>-server source packages)."""
+    version = str(version or '').strip()
+    if not version:
+        return ''
+    m = _DRIVER_VERSION.match(version)
+    if not m:
+        return ("is not an exact driver version: give NVIDIA's three numbers, such as '580.178.04' (apt-cache madison "
+                "nvidia-utils-580-server lists them), or '' for the newest of the branch.")
+    if m.group(1) != str(branch):
+        return ("is of branch %s, but nvidia_driver_branch=%s: set nvidia_driver_branch to '%s' or auto, or choose a "
+                "version of branch %s." % (m.group(1), requested_branch, m.group(1), branch))
+    if distribution != 'Ubuntu' or source != 'distribution':
+        return ("applies to Ubuntu's archive (nvidia_driver_source=distribution on Ubuntu) only; here %s with "
+                "nvidia_driver_source=%s: set nvidia_driver_version to '' and lock the branch with nvidia_driver_branch."
+                % (distribution, source))
+    return ''
+
+
 def installed_versions(packages):
     """{name: version} from Ansible's package_facts (name -> list of {'version': ...}) or a plain {name: version}."""
     out = {}
