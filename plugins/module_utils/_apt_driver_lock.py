@@ -146,6 +146,15 @@ def madison_versions(text):
     return out
 
 
+# Ubuntu's prebuilt kernel modules (linux-restricted-modules): held with the driver, but versioned by the kernel
+# (6.8.0-149.149), not by the driver: no <version>-* or <branch>.* spec, and no version check against the driver's.
+_KERNEL_BUILD = re.compile(r'^linux-(?:modules|objects|signatures)-nvidia-')
+
+
+def _versioned(name):
+    return not _KERNEL_BUILD.match(name)
+
+
 def _matches(name, patterns):
     return not _NOT_DRIVER.match(name) and any(re.search(p, name) for p in patterns)
 
@@ -155,7 +164,8 @@ def driver_plan(branch, packages, holdable=None, holds=None, installed=None, pat
     """What the role does with apt for a driver branch, computed before any change.
 
     packages: the driver packages of the branch (the platform's names for its scheme), kernel module packages
-    included; holdable: the further packages held with them (Fabric Manager); holds: `apt-mark showhold` lines;
+    included (Ubuntu's prebuilt linux-modules-nvidia-* are versioned by their kernel: installed and held as they
+    are); holdable: the further packages held with them (Fabric Manager); holds: `apt-mark showhold` lines;
     installed: package_facts' packages; patterns: regular expressions of the driver's package names; available:
     the text of `apt-cache madison` for the packages (None: not checked); version: an exact driver version
     ('580.178.04', '' for the newest of the branch); pinning: None for NVIDIA's repository (its pinning package from
@@ -184,6 +194,8 @@ def driver_plan(branch, packages, holdable=None, holds=None, installed=None, pat
             continue
         if name not in hold:
             release.append(name)
+        elif not _versioned(name):
+            continue
         elif pinned and name != pin and name in versions and version_branch(versions[name]) != branch:
             release.append(name)
         elif version and name != pin and name in versions and upstream_version(versions[name]) != version:
@@ -196,6 +208,8 @@ def driver_plan(branch, packages, holdable=None, holds=None, installed=None, pat
             if name == pin:
                 if name not in offered:
                     missing.append(name)
+            elif not _versioned(name):
+                continue
             elif version and not any(upstream_version(v) == version for v in offered.get(name, [])):
                 missing.append(name)
             elif pinned and not any(version_branch(v) == branch for v in offered.get(name, [])):
@@ -203,8 +217,8 @@ def driver_plan(branch, packages, holdable=None, holds=None, installed=None, pat
     return {
         'pinned': pinned,
         'pinning_package': pin,
-        'install': ([p + '=' + version + '-*' for p in packages] if version
-                    else [p + '=' + branch + '.*' for p in packages] if pinned else packages),
+        'install': ([p + '=' + version + '-*' if _versioned(p) else p for p in packages] if version
+                    else [p + '=' + branch + '.*' if _versioned(p) else p for p in packages] if pinned else packages),
         'hold': hold,
         'release': release,
         'remove': remove,

@@ -201,6 +201,26 @@ def test_a_version_releases_the_holds_of_packages_installed_at_another_one():
     assert driver_plan('580', UBUNTU_PACKAGES, holds=holds, installed=installed, patterns=PATTERNS)['release'] == []
 
 
+def test_a_version_leaves_the_prebuilt_kernel_modules_at_their_kernels_version_and_checks_the_dkms_package():
+    """Ubuntu's prebuilt module packages are versioned by their kernel (6.8.0-149.149): with an exact driver version they
+    are installed and held as they are, never released for "another version"; the DKMS package is the driver's own
+    (kernels scenario, 2026-12-04: the role refused nvidia-dkms-580-server as not offered, apt-cache madison had not
+    been asked about it)."""
+    module = 'linux-modules-nvidia-580-server-6.8.0-149-generic'
+    packages = UBUNTU_PACKAGES + ['nvidia-dkms-580-server', module]
+    madison = UBUNTU_MADISON + (
+        "libnvidia-compute-580-server | 580.178.04-0ubuntu0.22.04.1 | http://archive.ubuntu.com/ubuntu jammy-security/restricted amd64 Packages\n"
+        "nvidia-dkms-580-server | 580.178.04-0ubuntu0.22.04.1 | http://archive.ubuntu.com/ubuntu jammy-security/restricted amd64 Packages\n"
+        "%s | 6.8.0-149.149~22.04.1 | http://archive.ubuntu.com/ubuntu jammy-updates/restricted amd64 Packages\n" % module)
+    plan = driver_plan('580', packages, available=madison, version='580.178.04', holds=[module],
+                       installed={module: '6.8.0-149.149~22.04.1'}, patterns=PATTERNS + ['^linux-modules-nvidia-'])
+    assert plan['install'][-2:] == ['nvidia-dkms-580-server=580.178.04-*', module]
+    assert plan['missing'] == [] and plan['release'] == [] and module in plan['hold']
+    # Negative control: the DKMS package is checked against the version like any driver package.
+    lacking = driver_plan('580', packages, available=UBUNTU_MADISON, version='580.178.04')
+    assert 'nvidia-dkms-580-server' in lacking['missing'] and module not in lacking['missing']
+
+
 def test_a_version_from_590_on_replaces_the_branch_wildcard():
     plan = driver_plan('590', ['cuda-drivers'], available=MADISON, version='590.48.01')
     assert plan['install'] == ['cuda-drivers=590.48.01-*'] and plan['missing'] == []
