@@ -74,7 +74,8 @@ def test_firewall_opens_the_cluster_ports_to_the_other_member_only(host):
 def test_allreduce_across_the_two_hardened_members(host, script):
     run = as_mpiuser(host, "%s %s" % (MPIRUN, script), 240)
     assert run.rc == 0, run.stdout + run.stderr
-    hosts = "gpuops-training_cluster-m1,gpuops-training_cluster-m2"
+    # Docker drops the underscore from the container names in their hostnames: ask each member.
+    hosts = ",".join(sorted(member.check_output("hostname") for member in (host, M2)))
     assert "size=2 sum=3 hosts=%s" % hosts in run.stdout, run.stdout + run.stderr
 
 
@@ -86,12 +87,12 @@ def test_a_member_reaches_the_rendezvous_port_and_the_range_the_outsider_does_no
     try:
         for port in ports:
             wait_for(lambda: host.socket("tcp://0.0.0.0:%d" % port).is_listening, 60, "a listener on %d" % port)
-        probe = "timeout 5 bash -c '</dev/tcp/%s/%d'"
-        member = {port: M2.run(probe, target, port) for port in ports}
-        outsider = {port: OUTSIDER.run(probe, target, port) for port in ports}
+        probe = "timeout 5 bash -c %s"
+        member = {port: M2.run(probe, "</dev/tcp/%s/%d" % (target, port)) for port in ports}
+        outsider = {port: OUTSIDER.run(probe, "</dev/tcp/%s/%d" % (target, port)) for port in ports}
     finally:
         for port in ports:
-            host.run("systemctl stop tc-listen-%d", port)
+            host.run("systemctl stop tc-listen-%d" % port)
     for port in ports[:3]:
         assert member[port].rc == 0, (port, member[port].stderr)
         assert outsider[port].rc != 0, "the outsider reached %d" % port
@@ -101,6 +102,7 @@ def test_a_member_reaches_the_rendezvous_port_and_the_range_the_outsider_does_no
 
 def test_negative_control_the_allreduce_fails_outside_the_opened_range(host, script):
     # The same job with its TCP transport moved below the range: the firewall drops it, and the job never completes.
-    run = as_mpiuser(host, "%s --mca btl_tcp_port_min_v4 20000 --mca btl_tcp_port_range_v4 10 %s" % (MPIRUN, script), 60)
-    assert run.rc != 0, run.stdout
+    run = as_mpiuser(host, "%s --mca btl_tcp_port_min_v4 20000 --mca btl_tcp_port_range_v4 10 %s" % (MPIRUN, script), 45)
+    # Killed by timeout (124, or 137 after -k): it hung on the dropped connections, it did not stop on a setting error.
+    assert run.rc in (124, 137), (run.rc, run.stdout, run.stderr)
     assert "sum=3" not in run.stdout
