@@ -154,6 +154,21 @@ def test_unattended_upgrades_exclude_nvidia_and_cuda(host):
     assert host.check_output("apt-config dump APT::Periodic::Unattended-Upgrade").endswith('"1";')
 
 
+# needrestart's own reading of its configuration (needrestart.conf, which evaluates conf.d/*.conf) and its own choice:
+# the first override_rc pattern, in sorted order, that matches the unit.
+NEEDRESTART_OVERRIDE = (
+    "perl -e 'our %%nrconf; my $fn = q(/etc/needrestart/needrestart.conf); eval do { local(@ARGV, $/) = $fn; <> };"
+    " die $@ if $@; for my $re (sort keys %%{$nrconf{override_rc}}) { if (q(%s) =~ /$re/) {"
+    " print $nrconf{override_rc}{$re}; exit } } print q(none)'")
+
+
+def test_needrestart_leaves_apt_listchanges_database_service_alone(host):
+    # Restarting it after an apt run would hold apt while the load is high (roles/hardening/tasks/updates.yml).
+    assert host.check_output(NEEDRESTART_OVERRIDE % "apt-listchanges.service") == "0"
+    # Negative control: a service with no override of ours is restarted as needrestart's defaults say.
+    assert host.check_output(NEEDRESTART_OVERRIDE % "fail2ban.service") == "none"
+
+
 def test_kernel_parameters_keep_docker_forwarding(host):
     conf = host.file("/etc/sysctl.d/90-gpuops-hardening.conf").content_string
     assert "net.ipv4.ip_forward = 1" in conf
