@@ -166,8 +166,8 @@ test-vm-ipv6: venv ## Hardening's SSH part in a QEMU guest booted with ipv6.disa
 
 .PHONY: demo
 demo: PLATFORMS := $(PLATFORM)
-# The platform's own demo variables, where it has some (inventories/demo/platforms: Ubuntu's exact driver versions).
-DEMO_VARS = $(wildcard inventories/demo/platforms/$(PLATFORM).yml)
+# The platform's own demo variables, where it has some (inventories/demo-platforms: Ubuntu's exact driver versions).
+DEMO_VARS = $(wildcard inventories/demo-platforms/$(PLATFORM).yml)
 # The image's CMD starts systemd and its label gpuops.cgroupns names the cgroup namespace it needs (private on Ubuntu
 # 26.04, whose systemd has no cgroup v1 support: tests/images/build.sh).
 demo: host-demo venv-demo image wheels ## Converge site.yml on a local container (gpuops-demo) of PLATFORM (debian12, debian13, ubuntu2204, ubuntu2404, ubuntu2604)

@@ -21,7 +21,7 @@ if ! docker inspect -f '{{.State.Running}}' "$HOST" 2>/dev/null | grep -q true; 
   exit 1
 fi
 vars=()
-[[ -f "inventories/demo/platforms/$PLATFORM.yml" ]] && vars=(-e "@inventories/demo/platforms/$PLATFORM.yml")
+[[ -f "inventories/demo-platforms/$PLATFORM.yml" ]] && vars=(-e "@inventories/demo-platforms/$PLATFORM.yml")
 
 start=$(date +%s.%N)
 ansible-playbook site.yml -i inventories/demo "${vars[@]}" >"$WORK/rerun.log" 2>&1 || {

@@ -16,7 +16,7 @@ PLATFORMS = {
 
 
 def pinned_version(host):
-    """The exact driver version the inventory pins (nvidia_driver_version: inventories/demo/platforms), or ''."""
+    """The exact driver version the inventory pins (nvidia_driver_version: inventories/demo-platforms), or ''."""
     return str(host.ansible.get_variables().get("nvidia_driver_version") or "")
 
 
