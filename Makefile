@@ -151,7 +151,7 @@ test-vm: host venv vm-image ## The scenarios in a booted QEMU guest (storage: md
 	MOLECULE_JOBS=1 bash scripts/molecule-all.sh $(shell $(PY) scripts/scenarios.py --vm)
 
 .PHONY: test-kernel
-test-kernel: host venv image ## The nvidia_driver role on real distribution kernels (nvidia_driver_kernels: Ubuntu 24.04/22.04/26.04, Debian 12; 20-45 min, not in make test)
+test-kernel: host venv image ## The nvidia_driver role on real distribution kernels alone (nvidia_driver_kernels: Ubuntu 24.04/22.04/26.04, Debian 12; about 21 min; make test runs it too)
 	bash scripts/molecule-all.sh $(shell $(PY) scripts/scenarios.py --kernel)
 
 .PHONY: test-extended

@@ -9,23 +9,23 @@ import pytest
 
 # Per distribution: the kernels prepare.yml installed, the driver branch (molecule.yml's host_vars: noble takes 595, as
 # Ubuntu's archive serves no 580 for it), the driver package whose version the modules must carry, and the DKMS
-# module's file name. Where each Ubuntu kernel's module comes from follows the archive (prebuilt_current).
+# module's file name. Where each Ubuntu kernel's module comes from follows the archive (prebuilt_current); "prebuilt":
+# the kernels whose prebuilt module the archive had of the host's driver version when prepare.yml chose them (so the
+# signer assertion runs; a respin of them from another driver version fails test_the_chosen_kernels_are_prebuilt,
+# which names what to change).
 # "flavour": the kernel a linux-image-<flavour> metapackage tracks, with the metapackage the role must add for it:
 # Canonical's NVIDIA modules for the flavour where that kernel's prebuilt module is of the installed driver's version
-# (the ubuntu-drivers rule), else the flavour's headers (DKMS builds the next kernel's module at its install).
+# (the ubuntu-drivers rule), else the flavour's headers (DKMS builds the next kernel's module at its install); None
+# where every kernel is installed by ABI name.
 KERNELS = {
-    "noble": {"kernels": ["6.8.0-149-generic", "6.8.0-1066-aws", "6.8.0-147-lowlatency"], "branch": "595",
+    "noble": {"kernels": ["6.8.0-149-generic", "6.8.0-1066-aws"], "branch": "595", "prebuilt": [],
               "version_package": "nvidia-headless-no-dkms-595-server", "modules": ["nvidia"],
-              "flavour": ("6.8.0-147-lowlatency", "linux-modules-nvidia-595-server-lowlatency",
-                          "linux-headers-lowlatency")},
-    "jammy": {"kernels": ["6.8.0-149-generic"], "branch": "580",
-              "version_package": "nvidia-headless-no-dkms-580-server", "modules": ["nvidia"],
-              "flavour": ("6.8.0-149-generic", "linux-modules-nvidia-580-server-generic-hwe-22.04",
-                          "linux-headers-generic-hwe-22.04")},
-    "resolute": {"kernels": ["7.0.0-44-generic"], "branch": "580",
-                 "version_package": "nvidia-headless-no-dkms-580-server", "modules": ["nvidia"],
-                 "flavour": ("7.0.0-44-generic", "linux-modules-nvidia-580-server-generic", "linux-headers-generic")},
-    "bookworm": {"kernels": ["6.1.0-50-cloud-amd64"], "branch": None,
+              "flavour": ("6.8.0-149-generic", "linux-modules-nvidia-595-server-generic", "linux-headers-generic")},
+    "jammy": {"kernels": ["6.8.0-1066-aws"], "branch": "580", "prebuilt": ["6.8.0-1066-aws"],
+              "version_package": "nvidia-headless-no-dkms-580-server", "modules": ["nvidia"], "flavour": None},
+    "resolute": {"kernels": ["7.0.0-43-generic"], "branch": "580", "prebuilt": ["7.0.0-43-generic"],
+                 "version_package": "nvidia-headless-no-dkms-580-server", "modules": ["nvidia"], "flavour": None},
+    "bookworm": {"kernels": ["6.1.0-50-cloud-amd64"], "branch": None, "prebuilt": [],
                  "version_package": "nvidia-driver", "modules": ["nvidia", "nvidia-current"],
                  "flavour": ("6.1.0-50-cloud-amd64", None, "linux-headers-cloud-amd64")},
 }
@@ -40,10 +40,10 @@ def expected(host):
 
 def prebuilt_current(host, release, branch):
     """Whether the archive's prebuilt BRANCH module for RELEASE was built from the installed driver: the lower bound of
-    its nvidia-kernel-common-BRANCH-server dependency is the installed version's upstream part. On 2026-12-04 noble's
-    6.8.0-149-generic, 6.8.0-1066-aws and 6.8.0-147-lowlatency 580 modules were built from 580.178.04 while the driver
-    in noble-updates was 580.196.07; jammy's 6.8.0-149-generic had its rebuild. Read with apt, not with the role's
-    code."""
+    its nvidia-kernel-common-BRANCH-server dependency is the installed version's upstream part. On 2026-12-05 noble's
+    6.8.0-149-generic and 6.8.0-1066-aws 595 modules were built from 595.91.07 while the driver in noble-updates was
+    595.112.07; jammy's 6.8.0-1066-aws and resolute's 7.0.0-43-generic 580 modules from 580.178.04, their driver. Read
+    with apt, not with the role's code."""
     if host.system_info.distribution != "ubuntu":
         return False
     show = host.run("apt-cache show --no-all-versions linux-modules-nvidia-%s-server-%s", branch, release)
@@ -99,6 +99,15 @@ def test_prebuilt_modules_are_canonicals(host, expected, sources):
             assert "/updates/dkms/" in info["filename"], info
 
 
+def test_the_chosen_kernels_are_prebuilt(host, expected, sources):
+    # Without this the signer assertion above could pass by never running (every kernel DKMS, as on noble).
+    for release in expected["prebuilt"]:
+        assert sources[release] == "prebuilt", (
+            "the archive's prebuilt module of %s is no longer built from the installed driver: choose another kernel in "
+            "prepare.yml (and KERNELS here) whose linux-modules-nvidia-%s-server-<release> candidate depends on "
+            "nvidia-kernel-common-%s-server (>= the driver's version)" % (release, expected["branch"], expected["branch"]))
+
+
 def test_no_dkms_where_every_kernel_has_a_prebuilt_module(host, sources):
     if all(s == "prebuilt" for s in sources.values()):
         out = host.run("dpkg-query -W -f='${Package} ${Status}\\n' 'nvidia-dkms-*' 'nvidia-driver-*'").stdout
@@ -110,17 +119,22 @@ def test_the_tracked_flavour_has_its_metapackage(host, expected, sources):
     # its kernel's prebuilt module is of the installed driver's version (the ubuntu-drivers rule), else the flavour's
     # headers metapackage and never the NVIDIA one (it would bring a module of another driver version with the next
     # kernel); none for kernels installed by ABI name. Debian: the flavour's headers metapackage.
-    release, nvidia_meta, headers_meta = expected["flavour"]
-    meta, absent = (nvidia_meta, None) if sources[release] == "prebuilt" else (headers_meta, nvidia_meta)
-    assert host.package(meta).is_installed, (release, sources[release], meta)
-    if absent:
-        assert not host.package(absent).is_installed, (release, sources[release], absent)
     holds = host.check_output("apt-mark showhold").split()
-    assert meta not in holds, (meta, holds)
-    if host.system_info.codename == "noble":
-        for flavour in ("generic", "aws"):
-            meta = "linux-modules-nvidia-%s-server-%s" % (expected["branch"], flavour)
-            assert not host.package(meta).is_installed, meta
+    if expected["flavour"]:
+        release, nvidia_meta, headers_meta = expected["flavour"]
+        meta, absent = (nvidia_meta, None) if sources[release] == "prebuilt" else (headers_meta, nvidia_meta)
+        assert host.package(meta).is_installed, (release, sources[release], meta)
+        if absent:
+            assert not host.package(absent).is_installed, (release, sources[release], absent)
+        assert meta not in holds, (meta, holds)
+    if host.system_info.distribution == "ubuntu":
+        # No NVIDIA modules metapackage for a flavour the host tracks by no linux-image metapackage.
+        tracked = expected["flavour"][0] if expected["flavour"] else None
+        for release in expected["kernels"]:
+            if release != tracked:
+                flavour = release.split("-", 2)[2]
+                meta = "linux-modules-nvidia-%s-server-%s" % (expected["branch"], flavour)
+                assert not host.package(meta).is_installed, meta
     # Each kernel's module package is held (Canonical's prebuilt one), or the DKMS package and the kernel's headers
     # are installed.
     for release, source in sources.items():
@@ -139,11 +153,14 @@ def test_the_role_installed_no_kernel(host, expected):
 def test_every_initramfs_carries_the_blacklist(host, expected):
     """The blacklist on disk and the copy inside each kernel's initramfs (extracted with unmkinitramfs) name nouveau
     and nova_core, the upstream driver of kernels from 6.15 on that would bind the GPU before nvidia where the kernel
-    is built with it. None of the kernels here is: Ubuntu 26.04's 7.0.0-44-generic has "# CONFIG_NOVA_CORE is not
-    set" (its /boot/config, read 2026-12-05), so the line is checked in every initramfs instead."""
+    is built with it. None of the kernels here is: Ubuntu 26.04's 7.0.0-43-generic and 7.0.0-44-generic have
+    "# CONFIG_NOVA_CORE is not set" (their /boot/config, read 2026-12-05), so the line is checked in every initramfs
+    instead; each kernel's setting is printed."""
     on_disk = host.file(BLACKLIST).content_string
     assert "blacklist nouveau" in on_disk and "blacklist nova_core" in on_disk, on_disk
     for release in expected["kernels"]:
+        print("%s: %s" % (release, host.run("grep -h 'CONFIG_NOVA_CORE' /boot/config-%s", release).stdout.strip()
+                          or "no CONFIG_NOVA_CORE line"))
         listing = host.check_output("lsinitramfs /boot/initrd.img-%s", release)
         assert BLACKLIST.lstrip("/") in listing.split(), release
         tree = host.check_output("mktemp -d")
@@ -160,13 +177,13 @@ def test_every_initramfs_carries_the_blacklist(host, expected):
 
 def test_a_kernel_installed_later_gets_its_module_before_any_reboot(host, expected, driver_version):
     """The flavour's next kernel, installed by apt after the role, comes with its module; the old kernel keeps its own.
-    noble: linux-image-lowlatency moves 6.8.0-147 -> 6.8.0-149 with the metapackage the role added for the flavour:
-    Canonical's NVIDIA modules (prebuilt) where the old kernel's prebuilt module was of the driver's version, else the
-    headers, and DKMS builds at the new kernel's install (so on 2026-12-05). bookworm: linux-image-cloud-amd64 and the
+    noble: linux-image-generic moves 6.8.0-149 -> 6.8.0-151 with the metapackage the role added or kept for the
+    flavour: Canonical's NVIDIA modules (prebuilt) where the old kernel's prebuilt module was of the driver's version,
+    else the headers, and DKMS builds at the new kernel's install (so on 2026-12-05). bookworm: linux-image-cloud-amd64 and the
     linux-headers-cloud-amd64 the role added move to the -security kernel; DKMS builds at its install."""
     codename = host.system_info.codename
-    if codename in ("jammy", "resolute"):
-        pytest.skip("%s's flavour is at its newest generation in the archive: nothing newer to install" % codename)
+    if not expected["flavour"]:
+        pytest.skip("%s's kernels are installed by ABI name: no metapackage brings a newer one" % codename)
     before = set(host.check_output("ls /lib/modules").split())
     # An operator's full upgrade: the held driver stays; the image metapackage and the one the role added (the NVIDIA
     # modules or the headers) move to the next generation together.
