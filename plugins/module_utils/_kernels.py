@@ -821,3 +821,41 @@ def pin_metapackages(result, installed, madison):
     out['metapackages'] = specs
     out['notes'] = notes
     return out
+
+
+# What ``mokutil --test-key CERT`` prints for a certificate the kernel trusts for module signatures (mokutil 0.6.0:
+# "CERT is already enrolled" when it is in MokListRT, "CERT is already in db" when the firmware's db holds it; a
+# certificate in neither: "CERT is not enrolled").
+_MOK_ENROLLED = re.compile(r'\bis already (?:enrolled|in db)\b')
+
+
+def mok_enrolled(test_key_output):
+    """Whether ``mokutil --test-key`` output TEST_KEY_OUTPUT says the certificate is enrolled (MOK list or db)."""
+    return bool(_MOK_ENROLLED.search(_text(test_key_output) or ''))
+
+
+def secure_boot_refusal(plan_kernels, secure_boot_on, mode, certificate, test_key_output):
+    """The refusal ``{kernel, message, fix}`` for DKMS modules the kernel would reject under Secure Boot, or None.
+
+    PLAN_KERNELS: the ``kernels`` of a ``plan`` result; SECURE_BOOT_ON: whether the firmware has Secure Boot on; MODE:
+    nvidia_driver_secure_boot ('fail' refuses, 'enroll' queues the key instead); CERTIFICATE: the DKMS signing
+    certificate's path; TEST_KEY_OUTPUT: what ``mokutil --test-key CERTIFICATE`` printed ('' when the certificate or
+    mokutil is missing). Canonical's prebuilt modules are signed with a key the kernel trusts, so only kernels whose
+    module DKMS builds matter: DKMS signs them with CERTIFICATE's key, which the kernel accepts once it is enrolled
+    in the MOK list (or db). With it enrolled, or without DKMS kernels, nothing is refused."""
+    if not secure_boot_on or mode != 'fail':
+        return None
+    dkms = [k['release'] for k in plan_kernels or () if k.get('source') == 'dkms']
+    if not dkms or mok_enrolled(test_key_output):
+        return None
+    said = ' '.join((_text(test_key_output) or '').split())
+    return _refusal(
+        ', '.join(dkms),
+        'Secure Boot is enabled and kernel%s %s get%s the NVIDIA module from DKMS, signed with the key of %s, which '
+        'is not enrolled (mokutil --test-key: %s): the kernel would refuse the module ("Key was rejected by '
+        'service").' % ('s' if len(dkms) > 1 else '', ', '.join(dkms), '' if len(dkms) > 1 else 's', certificate,
+                        said or 'no certificate yet, or no mokutil'),
+        'Either disable Secure Boot in the firmware, or set nvidia_driver_secure_boot=enroll and '
+        'nvidia_driver_mok_password (the key is queued for enrollment; confirm it on the console at the next boot). '
+        'A key you enrolled yourself (mokutil --import %s, confirmed at a boot) is accepted on the next run.'
+        % certificate)

@@ -123,6 +123,27 @@ options:
       - The signer of prebuilt modules, for example V(Canonical Ltd. Kernel Module Signing).
     type: str
     default: ''
+  secure_boot:
+    description:
+      - Whether the firmware has Secure Boot on (the caller reads it with C(mokutil --sb-state) or from the SecureBoot EFI
+        variable). With O(plan=true) and O(secure_boot_mode=fail), a plan that builds any kernel's module with DKMS
+        while O(mok_certificate) is not enrolled (C(mokutil --test-key)) gets a refusal in RV(plan.refusals), as the
+        kernel would reject the module. Canonical's prebuilt modules are signed with a key the kernel trusts.
+    type: bool
+    default: false
+  secure_boot_mode:
+    description:
+      - V(fail) refuses DKMS modules whose signing key is not enrolled under Secure Boot; V(enroll) leaves that to the
+        caller, which queues the key for enrollment.
+    type: str
+    choices: [fail, enroll]
+    default: fail
+  mok_certificate:
+    description:
+      - The certificate of the key DKMS signs modules with (Debian V(/var/lib/dkms/mok.pub), Ubuntu
+        V(/var/lib/shim-signed/mok/MOK.der)). Only read with O(secure_boot=true).
+    type: path
+    default: /var/lib/dkms/mok.pub
   dkms_log:
     description:
       - Also read the newest DKMS build log under C(/var/lib/dkms) and return its first error line in RV(dkms_log), to
@@ -367,6 +388,17 @@ class Host(object):
 
     def run(self, argv, max_bytes=_SMALL_OUTPUT):
         return _command.run(argv, timeout=self.timeout, max_bytes=max_bytes)
+
+    def mok_test_key(self, certificate):
+        """What ``mokutil --test-key CERTIFICATE`` prints; '' when the certificate or mokutil is missing."""
+        mokutil = self.module.get_bin_path('mokutil')
+        if not mokutil or not os.path.isfile(certificate):
+            return ''
+        try:
+            _rc, out, err = self.run([mokutil, '--test-key', certificate])
+        except _command.CommandError as e:
+            self.fail(e, 'asking mokutil whether %s is enrolled' % certificate)
+        return (out or '') + (err or '')
 
     def fail(self, error, what):
         self.module.fail_json(msg='%s: %s' % (what, error))
@@ -614,6 +646,9 @@ def main():
             prebuilt_kernels=dict(type='list', elements='str', default=[]),
             prebuilt_signer=dict(type='str', default=''),
             dkms_log=dict(type='bool', default=False),
+            secure_boot=dict(type='bool', default=False),
+            secure_boot_mode=dict(type='str', default='fail', choices=['fail', 'enroll']),
+            mok_certificate=dict(type='path', default='/var/lib/dkms/mok.pub'),
         ),
         required_if=[('plan', True, ['branch'])],
         supports_check_mode=True,
@@ -662,6 +697,11 @@ def main():
         if result['plan']['metapackages']:
             result['plan'] = _kernels.pin_metapackages(
                 result['plan'], host.installed_versions(), host.madison(result['plan']['metapackages']))
+        if p['secure_boot']:
+            refusal = _kernels.secure_boot_refusal(result['plan']['kernels'], True, p['secure_boot_mode'],
+                                                   p['mok_certificate'], host.mok_test_key(p['mok_certificate']))
+            if refusal:
+                result['plan']['refusals'].append(refusal)
     module.exit_json(**result)
 
 

@@ -657,3 +657,52 @@ def test_pin_metapackages_keeps_an_installed_one_and_leaves_out_a_newer_generati
                              k.parse_madison(MADISON_BOOKWORM))
     assert out['metapackages'] == []
     assert 'linux-headers-cloud-amd64 is left out' in out['notes'][0] and 'gpuops_upgrade_kernel=true' in out['notes'][0]
+
+
+# Secure Boot: which DKMS modules the kernel would reject. mokutil 0.6.0's --test-key lines (mokutil.c test_key()).
+PLAN_MIXED = [{'release': '6.8.0-1066-aws', 'source': 'prebuilt'}, {'release': '6.8.0-149-generic', 'source': 'dkms'},
+              {'release': '6.8.0-151-generic', 'source': 'dkms'}]
+
+
+@pytest.mark.parametrize('said,enrolled', [
+    ('/var/lib/dkms/mok.pub is already enrolled\n', True),
+    ('/var/lib/dkms/mok.pub is already in db\n', True),
+    ('/var/lib/dkms/mok.pub is not enrolled\n', False),
+    ('', False),
+    (None, False),
+])
+def test_mok_enrolled_reads_mokutil(said, enrolled):
+    assert k.mok_enrolled(said) is enrolled
+
+
+def test_dkms_modules_with_an_unenrolled_key_are_refused_under_secure_boot():
+    refusal = k.secure_boot_refusal(PLAN_MIXED, True, 'fail', '/var/lib/dkms/mok.pub',
+                                    '/var/lib/dkms/mok.pub is not enrolled\n')
+    assert refusal['kernel'] == '6.8.0-149-generic, 6.8.0-151-generic'
+    assert refusal['message'].startswith('Secure Boot is enabled and kernels 6.8.0-149-generic, 6.8.0-151-generic get '
+                                         'the NVIDIA module from DKMS')
+    assert '6.8.0-1066-aws' not in refusal['message']  # Canonical's prebuilt module is signed with a trusted key
+    assert 'mokutil --test-key: /var/lib/dkms/mok.pub is not enrolled' in refusal['message']
+    assert 'Key was rejected by service' in refusal['message']
+    # The two ways out, and the one a user may have taken by hand.
+    assert refusal['fix'].startswith('Either disable Secure Boot in the firmware, or set nvidia_driver_secure_boot=enroll')
+    assert 'mokutil --import /var/lib/dkms/mok.pub' in refusal['fix']
+    assert refusal['message'].isascii() and refusal['fix'].isascii()
+
+
+def test_a_missing_key_or_mokutil_is_not_taken_for_enrolled():
+    refusal = k.secure_boot_refusal(PLAN_MIXED[1:2], True, 'fail', '/var/lib/shim-signed/mok/MOK.der', '')
+    assert refusal['message'].startswith('Secure Boot is enabled and kernel 6.8.0-149-generic gets the NVIDIA module')
+    assert 'no certificate yet, or no mokutil' in refusal['message']
+
+
+@pytest.mark.parametrize('plan,secure_boot,mode,said', [
+    (PLAN_MIXED, True, 'fail', '/var/lib/dkms/mok.pub is already enrolled'),   # the key is enrolled
+    (PLAN_MIXED, True, 'fail', '/var/lib/dkms/mok.pub is already in db'),
+    (PLAN_MIXED[:1], True, 'fail', ''),                                          # prebuilt only: Canonical-signed
+    (PLAN_MIXED, False, 'fail', ''),                                             # Secure Boot off
+    (PLAN_MIXED, True, 'enroll', ''),                                            # the role queues the key instead
+    ([], True, 'fail', ''),
+])
+def test_nothing_is_refused_where_the_kernel_accepts_the_modules(plan, secure_boot, mode, said):
+    assert k.secure_boot_refusal(plan, secure_boot, mode, '/var/lib/dkms/mok.pub', said) is None

@@ -420,3 +420,26 @@ def test_bad_arguments_fail_before_anything_runs(fake, run_module, args, message
     result = run_module(nvidia_kernels.main, fake.args(**args))
     assert result.failed and message in result['msg']
     assert fake.calls() == []
+
+
+@pytest.mark.parametrize('said,refused', [('is not enrolled', True), ('is already enrolled', False)])
+def test_secure_boot_refuses_dkms_modules_whose_key_is_not_enrolled(fake, run_module, tmp_path, said, refused):
+    fake.os_release('ID=debian\n')
+    fake.kernel('6.1.0-50-cloud-amd64', headers=True)
+    (fake.fake / 'pkgnames').write_text('linux-headers-6.1.0-50-cloud-amd64\n')
+    certificate = tmp_path / 'mok.pub'
+    certificate.write_bytes(b'0\x82')
+    mokutil = fake.bin / 'mokutil'
+    mokutil.write_text('#!/bin/sh\necho "$0 $*" >> "$FAKE/calls.mokutil"\necho "$2 %s"\n' % said)
+    mokutil.chmod(0o755)
+    result = run_module(nvidia_kernels.main, fake.args(branch='535', secure_boot=True, mok_certificate=str(certificate)))
+    assert (fake.fake / 'calls.mokutil').read_text().split()[1:] == ['--test-key', str(certificate)]
+    refusals = [r for r in result['plan']['refusals'] if 'Secure Boot' in r['message']]
+    assert bool(refusals) is refused, result['plan']['refusals']
+    if refused:
+        assert refusals[0]['kernel'] == '6.1.0-50-cloud-amd64'
+        assert '%s %s' % (certificate, said) in refusals[0]['message']
+    # Without Secure Boot mokutil is not asked.
+    (fake.fake / 'calls.mokutil').unlink()
+    result = run_module(nvidia_kernels.main, fake.args(branch='535', mok_certificate=str(certificate)))
+    assert result['plan']['refusals'] == [] and not (fake.fake / 'calls.mokutil').exists()
