@@ -43,11 +43,13 @@ COVERED_BY_SITE = ["nvidia_driver", "cuda_toolkit", "gpu_plugins", "jupyter", "b
 # not `make test`. storage's VM took 1,079 s in the CI run of 03aee0e and 2,071 s in that of b4050c7 (2026-12-03, a
 # slower day: the container runs beside it took 1.6 times as long too), which put .ci/run past its 60 minutes.
 VM_SCENARIOS = ["storage"]
-# Scenarios on real distribution kernels (kernel packages, DKMS builds, initramfs images), in `make test` and alone as
-# `make test-kernel` (`--kernel`). nvidia_driver_kernels took 2,496 s on 2026-12-05 with eight DKMS builds (too long for
+# Scenarios on real distribution kernels (kernel packages, DKMS builds, initramfs images), in `make test` (`--kernel`
+# names them). nvidia_driver_kernels took 2,496 s on 2026-12-05 with eight DKMS builds (too long for
 # CI); with the kernels chosen that day so that jammy and resolute get Canonical's prebuilt module (five DKMS builds:
 # noble's two and its upgrade, bookworm's one and its upgrade) it took 1,246 s alone on a quiet machine (create 13,
-# prepare 101, check 54, converge 620, re-run 64, verify 392).
+# prepare 101, check 54, converge 620, re-run 64, verify 392). In the clean-clone CI run of 199fee5 (.ci/run, rc 0,
+# 5,290 s) it took 2,658 s, beside the other runs and, for most of it, two DKMS builds and two QEMU guests of
+# tests/vm/secureboot.sh on the same 2 cores; every run there took about 1.5 times its usual time.
 KERNEL_SCENARIOS = ["nvidia_driver_kernels"]
 # Role scenarios that `make test` has no room for: `make test-extended`. The clean-clone CI run of 6746481 (2026-12-04,
 # every platform's site run with its check and re-run passes, Ubuntu 26.04 among them) did not finish in CI's 90
