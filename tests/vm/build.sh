@@ -33,20 +33,13 @@ esac
 BASE_IMAGE="${GPUOPS_VM_BASE_IMAGE:-local/$PLATFORM:latest}"
 QCOW2="$OUT_DIR/$PLATFORM.qcow2"
 start=$(date +%s)
+# shellcheck source=tests/vm/lib.sh
+source "$root/tests/vm/lib.sh"
 
-for tool in docker mke2fs qemu-img ssh-keygen; do
-  command -v "$tool" >/dev/null || { echo "$tool is missing (scripts/setup-host.sh installs qemu-utils)" >&2; exit 1; }
-done
-image_id=$(docker image inspect -f '{{.Id}}' "$BASE_IMAGE" 2>/dev/null) \
-  || { echo "$BASE_IMAGE is missing: run tests/images/build.sh $PLATFORM (make image) first" >&2; exit 1; }
-
-mkdir -p "$VM_DIR" "$OUT_DIR"
+mkdir -p "$OUT_DIR"
 # One build at a time (make vm-image and a scenario's create.yml may both call this).
-exec 9>"$VM_DIR/.lock"
-flock 9
-# The key pair stays across rebuilds (the recipe hashes its public half).
-[[ -f "$VM_DIR/id_ed25519" ]] || ssh-keygen -q -t ed25519 -N '' -C gpuops-test-vm -f "$VM_DIR/id_ed25519"
-RECIPE=$( { cat "$0"; echo "$image_id ${PACKAGES[*]} $ROOT_SIZE"; cat "$VM_DIR/id_ed25519.pub"; } | sha256sum | cut -c1-12)
+vm_start "$VM_DIR" "$BASE_IMAGE" "$PLATFORM" docker mke2fs qemu-img ssh-keygen
+RECIPE=$( { cat "$0" "$root/tests/vm/lib.sh"; echo "$image_id ${PACKAGES[*]} $ROOT_SIZE"; cat "$VM_DIR/id_ed25519.pub"; } | sha256sum | cut -c1-12)
 
 if [[ "$(cat "$OUT_DIR/recipe" 2>/dev/null)" == "$RECIPE" && -f "$QCOW2" \
       && -f "$OUT_DIR/vmlinuz" && -f "$OUT_DIR/initrd.img" ]]; then
@@ -82,38 +75,8 @@ ROOTFS="$WORK/rootfs"
 mkdir -p "$ROOTFS"
 docker export "$CONTAINER" | tar -C "$ROOTFS" --numeric-owner -xpf -
 docker rm -f "$CONTAINER" >/dev/null
-rm -f "$ROOTFS/.dockerenv"
 uuid=$(cat /proc/sys/kernel/random/uuid)
-# What tests/images/build.sh masks for containers runs in a VM; systemd-firstboot stays masked (it would prompt
-# on the console, /etc/machine-id being empty).
-for unit in getty.target systemd-udevd.service systemd-udev-trigger.service systemd-modules-load.service \
-            sys-kernel-config.mount; do
-  rm -f "$ROOTFS/etc/systemd/system/$unit"
-done
-# No apt runs of its own while a test uses apt (it would hold the lock).
-for unit in apt-daily.timer apt-daily-upgrade.timer; do ln -sf /dev/null "$ROOTFS/etc/systemd/system/$unit"; done
-echo "UUID=$uuid / ext4 errors=remount-ro 0 1" > "$ROOTFS/etc/fstab"
-echo gpuops-vm > "$ROOTFS/etc/hostname"
-printf '127.0.0.1\tlocalhost\n127.0.1.1\tgpuops-vm\n::1\tlocalhost ip6-localhost ip6-loopback\n' > "$ROOTFS/etc/hosts"
-# QEMU user networking: DHCP from 10.0.2.2, DNS at 10.0.2.3, the host (its loopback) at 10.0.2.2.
-rm -f "$ROOTFS/etc/resolv.conf"
-echo "nameserver 10.0.2.3" > "$ROOTFS/etc/resolv.conf"
-mkdir -p "$ROOTFS/etc/systemd/network"
-cat > "$ROOTFS/etc/systemd/network/20-wired.network" <<'NET'
-[Match]
-Name=eth* en*
-
-[Network]
-DHCP=ipv4
-NET
-ln -sf /lib/systemd/system/systemd-networkd.service \
-  "$ROOTFS/etc/systemd/system/multi-user.target.wants/systemd-networkd.service"
-# Ansible's reboot and wait_for_connection need no more than sshd; do not wait for "network online".
-ln -sf /dev/null "$ROOTFS/etc/systemd/system/systemd-networkd-wait-online.service"
-install -d -m 0700 "$ROOTFS/root/.ssh"
-install -m 0600 "$VM_DIR/id_ed25519.pub" "$ROOTFS/root/.ssh/authorized_keys"
-# sshd: no reverse DNS lookups (slow through slirp), keys only.
-printf 'UseDNS no\nPasswordAuthentication no\n' > "$ROOTFS/etc/ssh/sshd_config.d/gpuops-test.conf"
+vm_rootfs "$ROOTFS" gpuops-vm "$uuid" "$VM_DIR/id_ed25519.pub"
 kernel=$(find "$ROOTFS/boot" -name 'vmlinuz-*' | sort -V | tail -n1)
 initrd=$(find "$ROOTFS/boot" -name 'initrd.img-*' | sort -V | tail -n1)
 [[ -n "$kernel" && -n "$initrd" ]] || { echo "no kernel or initrd in /boot" >&2; exit 1; }

@@ -1,0 +1,247 @@
+#!/usr/bin/env bash
+# Boot the NVIDIA driver's guest through the real Secure Boot chain and see what the kernel lets load:
+#   tests/vm/secureboot.sh [PLATFORM]        (make test-kernel; debian12 only so far)
+# Not `-kernel`, which skips the chain: OVMF with Microsoft's keys (Debian 12's ovmf: OVMF_CODE_4M.secboot.fd,
+# OVMF_VARS_4M.ms.fd), the distribution's signed shim (EFI/BOOT/BOOTX64.EFI, removable-media path), its signed grub,
+# and its signed kernel, under QEMU's TCG (KVM guests hang on this kind of host, /work/shared/ENVIRONMENT.md).
+#
+# 1. Image (cached by a recipe: this script, its playbooks, the role and plugins, the base image): a container of the
+#    test image gets the kernel, sshd and mokutil, and a DKMS key pair generated here; tests/vm/secureboot-bake.yml runs
+#    the nvidia_driver role in bake mode (DKMS builds and signs the module for the guest's kernel) and makes the
+#    negative controls (the module with its signature cut off; a module of Debian 13's kernel signed with the key).
+#    docker export -> a GPT disk with an EFI system partition (shim, grub, MokManager, grub.cfg; sgdisk and mtools in
+#    a helper container) and the ext4 root written in place (mke2fs -E offset -d): no loop device, no mount.
+# 2. Two variable stores from OVMF_VARS_4M.ms.fd (virt-fw-vars, virt-firmware from PyPI): "enrolled" has the DKMS
+#    certificate in shim's MOK list (MokList, non-volatile + boot-services, as shim requires; shim copies it to
+#    MokListRT and the kernel trusts it for modules), "no-key" has not. This writes the MOK list directly instead of
+#    driving MokManager through QEMU's monitor: what it leaves untested is MokManager's own screen and password
+#    prompt (the role's nvidia_driver_secure_boot=enroll queues the key with mokutil --import for that screen).
+# 3. Each store boots the same disk (a throw-away overlay) in turn; over SSH tests/vm/secureboot-check.yml asserts
+#    SecureBoot enabled, lockdown, sig_enforce=Y, and: enrolled: modprobe fails only with "No such device" and NVRM
+#    says no GPU; no-key: "Key was rejected by service", "Loading of module with unavailable key is rejected"; both:
+#    the unsigned copy is refused ("Loading of unsigned module is rejected"), the other kernel's module fails on its
+#    format or symbols, neither nouveau nor nova_core nor nvidia is loaded and both are blacklisted.
+#    tests/vm/secureboot-role.yml then runs the role (--check, preflight and install tags, a fake PCI bus): no-key:
+#    refused before any change, naming Secure Boot and the ways out; enrolled: it passes that gate.
+# Logs: build/secureboot/ (serial consoles, playbook output). GPUOPS_SECUREBOOT_KEEP=1 leaves the last guest running.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+PLATFORM="${1:-debian12}"
+VM_DIR="${GPUOPS_VM_DIR:-$root/.cache/vm}"
+OUT_DIR="$VM_DIR/secureboot/$PLATFORM"
+LOG_DIR="$root/build/secureboot"
+ROOT_MIB="${GPUOPS_SB_ROOT_MIB:-6144}"
+BOOT_TIMEOUT="${GPUOPS_SB_BOOT_TIMEOUT:-1200}"
+export PATH="$root/.venv/bin:$PATH" ANSIBLE_COLLECTIONS_PATH="$root/.cache/collections" ANSIBLE_FORCE_COLOR=0
+case "$PLATFORM" in
+  debian12)
+    KERNEL_PACKAGE=linux-image-cloud-amd64
+    EFI_PACKAGES=(shim-signed shim-helpers-amd64-signed grub-efi-amd64-signed ovmf)
+    SHIM=usr/lib/shim/shimx64.efi.signed MOKMANAGER=usr/lib/shim/mmx64.efi.signed
+    GRUB=usr/lib/grub/x86_64-efi-signed/grubx64.efi.signed GRUB_PREFIX=debian
+    THREAD=multi ;;
+  *) echo "unknown platform '$PLATFORM': debian12" >&2; exit 2 ;;
+esac
+BASE_IMAGE="local/$PLATFORM:latest"
+# shim's vendor GUID: the owner of MOK list entries (shim's lib/guid.c SHIM_LOCK_GUID).
+SHIM_GUID=605dab50-e046-4300-abb6-3dd810dd8b23
+start=$(date +%s)
+# shellcheck source=tests/vm/lib.sh
+source "$root/tests/vm/lib.sh"
+say() { echo "[$(( $(date +%s) - start )) s] $*"; }
+
+mkdir -p "$OUT_DIR" "$LOG_DIR"
+vm_start "$VM_DIR" "$BASE_IMAGE" "$PLATFORM" docker mke2fs qemu-img qemu-system-x86_64 ssh ssh-keygen openssl \
+  virt-fw-vars ansible-playbook
+# The DKMS signing key of the guest, kept across rebuilds (so the variable stores stay valid).
+if [[ ! -f "$OUT_DIR/mok.key" ]]; then
+  openssl req -new -x509 -nodes -days 36500 -subj "/CN=gpuops test DKMS module signing key" -newkey rsa:2048 \
+    -keyout "$OUT_DIR/mok.key" -outform DER -out "$OUT_DIR/mok.pub" 2>/dev/null
+  chmod 0600 "$OUT_DIR/mok.key"
+fi
+
+WORK=$(mktemp -d /tmp/gpuops-sb.XXXXXX)
+CONTAINER="gpuops-sb-build-$$"
+QEMU_PID=""
+cleanup() {
+  docker rm -f "$CONTAINER" >/dev/null 2>&1 || true
+  if [[ -n "$QEMU_PID" && -z "${GPUOPS_SECUREBOOT_KEEP:-}" ]]; then kill "$QEMU_PID" 2>/dev/null || true; fi
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+build_image() {
+  say "building the Secure Boot guest image (recipe $RECIPE) from $BASE_IMAGE ..."
+  # The files of the boot chain, and a module of another kernel (Debian 13's), from the archives.
+  docker run --rm -v "$WORK:/out" -e DEBIAN_FRONTEND=noninteractive "$BASE_IMAGE" bash -euc '
+    apt-get update -qq && cd /tmp && apt-get download -qq "$@" >/dev/null
+    for deb in *.deb; do dpkg-deb -x "$deb" /out/efi-files; done' _ "${EFI_PACKAGES[@]}" >"$LOG_DIR/efi.log" 2>&1
+  docker run --rm -v "$WORK:/out" -e DEBIAN_FRONTEND=noninteractive local/debian13:latest bash -euc '
+    apt-get update -qq && cd /tmp
+    pkg=$(apt-cache depends linux-image-cloud-amd64 | awk "/Depends: linux-image-[0-9]/ {print \$2; exit}")
+    apt-get download -qq "$pkg" >/dev/null && dpkg-deb -x "$pkg"_*.deb x
+    module=$(find x -name "dummy.ko*" | head -n1)
+    cp "$module" "/out/$(basename "$module")"
+    echo "$pkg" > /out/other-kernel' >"$LOG_DIR/other-kernel.log" 2>&1
+  # Uncompressed (Debian 13 ships its modules xz-compressed), without Debian's signature.
+  python3 - "$WORK" <<'PY'
+import glob, lzma, os, struct, sys
+[found] = glob.glob(os.path.join(sys.argv[1], 'dummy.ko*'))
+data = open(found, 'rb').read()
+if found.endswith('.xz'):
+    data = lzma.decompress(data)
+path = os.path.join(sys.argv[1], 'dummy.ko')
+marker = b'~Module signature appended~\n'
+if data.endswith(marker):
+    blob = struct.unpack('>I', data[-len(marker) - 4:-len(marker)])[0]
+    data = data[:-len(marker) - 12 - blob]
+open(path, 'wb').write(data)
+PY
+
+  docker run -d --name "$CONTAINER" --cap-add SYS_ADMIN --security-opt seccomp=unconfined \
+    --security-opt apparmor=unconfined --tmpfs /run --tmpfs /run/lock \
+    -v /sys/fs/cgroup:/sys/fs/cgroup:rw --cgroupns host "$BASE_IMAGE" /lib/systemd/systemd >/dev/null
+  docker exec -e DEBIAN_FRONTEND=noninteractive "$CONTAINER" bash -euc '
+    mkdir -p /etc/initramfs-tools/conf.d /var/lib/dkms /root/negative
+    echo MODULES=most > /etc/initramfs-tools/conf.d/gpuops-build.conf
+    # The package cache has answered a refresh with an index it could not verify while other runs refreshed theirs.
+    for try in 1 2 3; do apt-get update -qq && break; sleep 10; done
+    apt-get install -y -qq --no-install-recommends "$@" >/dev/null' _ "$KERNEL_PACKAGE" initramfs-tools udev dbus \
+    libpam-systemd systemd-timesyncd openssh-server sudo python3 python3-apt kmod iproute2 procps ca-certificates \
+    mokutil keyutils >"$LOG_DIR/install.log" 2>&1 || { tail -n 40 "$LOG_DIR/install.log" >&2; exit 1; }
+  docker cp "$OUT_DIR/mok.key" "$CONTAINER:/var/lib/dkms/mok.key"
+  docker cp "$OUT_DIR/mok.pub" "$CONTAINER:/var/lib/dkms/mok.pub"
+  docker cp "$WORK/dummy.ko" "$CONTAINER:/root/negative/other-kernel.ko"
+  kver=$(docker exec "$CONTAINER" sh -c 'ls /lib/modules | sort -V | tail -n1')
+  say "kernel $kver; the nvidia_driver role in bake mode (DKMS build) ..."
+  ansible-playbook -i "$CONTAINER," -c community.docker.docker -e ansible_python_interpreter=/usr/bin/python3 \
+    -e gpuops_sb_kernel="$kver" "$root/tests/vm/secureboot-bake.yml" >"$LOG_DIR/bake.log" 2>&1 \
+    || { tail -n 60 "$LOG_DIR/bake.log" >&2; exit 1; }
+
+  # The root file system, configured for a VM (as tests/vm/build.sh does).
+  ROOTFS="$WORK/rootfs"
+  mkdir -p "$ROOTFS"
+  docker stop -t 5 "$CONTAINER" >/dev/null
+  docker export "$CONTAINER" | tar -C "$ROOTFS" --numeric-owner -xpf -
+  docker rm -f "$CONTAINER" >/dev/null
+  uuid=$(cat /proc/sys/kernel/random/uuid)
+  vm_rootfs "$ROOTFS" gpuops-sb "$uuid" "$VM_DIR/id_ed25519.pub"
+  # MODULES=most while the container builds initramfs images (with MODULES=dep mkinitramfs cannot find the root device
+  # of a container), MODULES=dep in the guest.
+  echo MODULES=dep > "$ROOTFS/etc/initramfs-tools/conf.d/gpuops-build.conf"
+  [[ -f "$ROOTFS/boot/vmlinuz-$kver" && -f "$ROOTFS/boot/initrd.img-$kver" ]] \
+    || { echo "no kernel or initrd for $kver in /boot" >&2; exit 1; }
+
+  # The EFI system partition's files: shim on the removable-media path with grub and MokManager beside it (no
+  # fbx64.efi: shim would run the fallback, which writes boot entries and resets), and grub.cfg where the signed grub
+  # looks for it (its prefix /EFI/<distribution>) and beside it.
+  mkdir -p "$WORK/esp"
+  cp "$WORK/efi-files/$SHIM" "$WORK/esp/BOOTX64.EFI"
+  cp "$WORK/efi-files/$GRUB" "$WORK/esp/grubx64.efi"
+  cp "$WORK/efi-files/$MOKMANAGER" "$WORK/esp/mmx64.efi"
+  cat > "$WORK/esp/grub.cfg" <<CFG
+set timeout=0
+set default=0
+search --no-floppy --fs-uuid --set=root $uuid
+menuentry "$PLATFORM (Secure Boot test)" {
+  linux /boot/vmlinuz-$kver root=UUID=$uuid ro console=ttyS0,115200n8
+  initrd /boot/initrd.img-$kver
+}
+CFG
+  # GPT: the ESP (64 MiB from 1 MiB) and the root after it; each file system is written in place into the disk file.
+  local esp_start=2048 esp_end=$((2048 + 64 * 2048 - 1))
+  local root_start=$((esp_end + 1)) root_end=$((esp_end + ROOT_MIB * 2048))
+  truncate -s $(( (root_end + 1 + 2048) * 512 )) "$WORK/disk.raw"
+  docker run --rm -v "$WORK:/w" -e DEBIAN_FRONTEND=noninteractive "$BASE_IMAGE" bash -euc '
+    apt-get update -qq && apt-get install -y -qq --no-install-recommends gdisk mtools >/dev/null
+    sgdisk --clear -n 1:'"$esp_start:$esp_end"' -t 1:EF00 -c 1:ESP -n 2:'"$root_start:$root_end"' -t 2:8304 \
+      -c 2:root /w/disk.raw >/dev/null
+    esp=/w/disk.raw@@'"$((esp_start * 512))"'
+    mformat -i "$esp" -F -T '"$((64 * 2048))"' -v ESP ::
+    mmd -i "$esp" ::/EFI ::/EFI/BOOT ::/EFI/'"$GRUB_PREFIX"'
+    mcopy -i "$esp" /w/esp/BOOTX64.EFI /w/esp/grubx64.efi /w/esp/mmx64.efi /w/esp/grub.cfg ::/EFI/BOOT/
+    mcopy -i "$esp" /w/esp/grub.cfg ::/EFI/'"$GRUB_PREFIX"'/
+    sgdisk -v /w/disk.raw | grep -q "No problems found"' >"$LOG_DIR/disk.log" 2>&1 \
+    || { tail -n 20 "$LOG_DIR/disk.log" >&2; exit 1; }
+  mke2fs -q -F -t ext4 -L gpuops-root -U "$uuid" -E offset=$((root_start * 512)),root_owner=0:0 \
+    -d "$ROOTFS" "$WORK/disk.raw" "${ROOT_MIB}M"
+  qemu-img convert -O qcow2 "$WORK/disk.raw" "$WORK/disk.qcow2"
+  rm -f "$WORK/disk.raw"
+
+  # The variable stores: Microsoft's keys and Secure Boot on (OVMF_VARS_4M.ms.fd), with and without the DKMS key.
+  local ovmf="$WORK/efi-files/usr/share/OVMF"
+  cp "$ovmf/OVMF_CODE_4M.secboot.fd" "$WORK/code.fd"
+  virt-fw-vars -i "$ovmf/OVMF_VARS_4M.ms.fd" -o "$WORK/vars-no-key.fd" --secure-boot >"$LOG_DIR/vars.log" 2>&1
+  virt-fw-vars -i "$ovmf/OVMF_VARS_4M.ms.fd" -o "$WORK/vars-enrolled.fd" --secure-boot \
+    --add-mok "$SHIM_GUID" "$OUT_DIR/mok.pub" >>"$LOG_DIR/vars.log" 2>&1
+  for f in disk.qcow2 code.fd vars-no-key.fd vars-enrolled.fd; do mv -f "$WORK/$f" "$OUT_DIR/$f"; done
+  echo "$kver" > "$OUT_DIR/kernel"
+  echo "$RECIPE" > "$OUT_DIR/recipe"
+  say "built $OUT_DIR/disk.qcow2 ($(du -m "$OUT_DIR/disk.qcow2" | cut -f1) MB, kernel $kver)"
+}
+
+# The recipe: what makes the image (build_image itself, the bake playbook, the role and the plugins, the base images,
+# the keys), not the checks, so that changing a check does not rebuild it.
+RECIPE=$( { declare -f build_image vm_rootfs; cat "$root/tests/vm/secureboot-bake.yml"; echo "$image_id $ROOT_MIB";
+            docker image inspect -f '{{.Id}}' local/debian13:latest; cat "$VM_DIR/id_ed25519.pub" "$OUT_DIR/mok.pub";
+            find "$root/roles/nvidia_driver" "$root/plugins" -type f \( -name '*.yml' -o -name '*.py' \) | sort | xargs cat;
+          } | sha256sum | cut -c1-12)
+if [[ "$(cat "$OUT_DIR/recipe" 2>/dev/null)" == "$RECIPE" && -f "$OUT_DIR/disk.qcow2" ]]; then
+  say "Secure Boot guest image up to date (recipe $RECIPE)"
+else
+  build_image
+fi
+flock -u 9
+
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+boot_and_check() {  # boot_and_check STORE (enrolled | no-key)
+  local store=$1 port overlay serial
+  port=$(free_port)
+  overlay="$WORK/$store.qcow2"
+  serial="$LOG_DIR/$store.serial.log"
+  qemu-img create -q -f qcow2 -F qcow2 -b "$OUT_DIR/disk.qcow2" "$overlay"
+  cp "$OUT_DIR/vars-$store.fd" "$WORK/vars-$store.fd"
+  say "booting with the '$store' variable store (port $port, serial log $serial) ..."
+  qemu-system-x86_64 -machine q35,smm=on -accel "tcg,thread=$THREAD,tb-size=256" -smp 2 -m 2048 \
+    -global driver=cfi.pflash01,property=secure,value=on -global ICH9-LPC.disable_s3=1 \
+    -drive if=pflash,format=raw,unit=0,readonly=on,file="$OUT_DIR/code.fd" \
+    -drive if=pflash,format=raw,unit=1,file="$WORK/vars-$store.fd" \
+    -drive file="$overlay",if=none,id=root,format=qcow2,cache=unsafe -device virtio-blk-pci,drive=root,bootindex=0 \
+    -netdev user,id=net0,hostfwd=tcp:127.0.0.1:"$port"-:22 -device virtio-net-pci,netdev=net0,romfile= \
+    -display none -serial file:"$serial" -daemonize -pidfile "$WORK/qemu.pid"
+  QEMU_PID=$(cat "$WORK/qemu.pid")
+  local ssh_opts=(-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o ConnectTimeout=10
+                  -o ServerAliveInterval=5 -o ServerAliveCountMax=3 -o LogLevel=ERROR -i "$VM_DIR/id_ed25519")
+  local waited=0
+  until ssh "${ssh_opts[@]}" -p "$port" root@127.0.0.1 true 2>/dev/null; do
+    sleep 10; waited=$((waited + 10))
+    if ((waited >= BOOT_TIMEOUT)); then
+      echo "no SSH after $BOOT_TIMEOUT s; the serial console's last lines:" >&2; tail -n 30 "$serial" >&2; exit 1
+    fi
+  done
+  say "'$store': SSH after $waited s"
+  local inventory="$WORK/inventory-$store.ini"
+  printf 'guest ansible_host=127.0.0.1 ansible_port=%s ansible_user=root ansible_python_interpreter=/usr/bin/python3 ansible_ssh_private_key_file=%s ansible_ssh_common_args="-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o ServerAliveInterval=5 -o ServerAliveCountMax=3"\n' \
+    "$port" "$VM_DIR/id_ed25519" > "$inventory"
+  local enrolled=false
+  [[ $store == enrolled ]] && enrolled=true
+  ansible-playbook -i "$inventory" -e gpuops_sb_enrolled=$enrolled "$root/tests/vm/secureboot-check.yml" \
+    >"$LOG_DIR/$store.check.log" 2>&1 || { tail -n 60 "$LOG_DIR/$store.check.log" >&2; exit 1; }
+  say "'$store': the kernel's checks passed; the role's plan ..."
+  ansible-playbook -i "$inventory" -e gpuops_sb_enrolled=$enrolled --check \
+    --tags nvidia_driver_preflight,nvidia_driver_install "$root/tests/vm/secureboot-role.yml" \
+    >"$LOG_DIR/$store.role.log" 2>&1 || { tail -n 60 "$LOG_DIR/$store.role.log" >&2; exit 1; }
+  say "'$store': passed"
+  if [[ -z "${GPUOPS_SECUREBOOT_KEEP:-}" || $store != "${LAST_STORE}" ]]; then
+    kill "$QEMU_PID" 2>/dev/null || true
+    while kill -0 "$QEMU_PID" 2>/dev/null; do sleep 1; done
+    QEMU_PID=""
+  fi
+}
+
+read -r -a STORES <<< "${GPUOPS_SB_STORES:-enrolled no-key}"
+LAST_STORE=${STORES[-1]}
+for store in "${STORES[@]}"; do boot_and_check "$store"; done
+say "Secure Boot guest ($PLATFORM): every check passed"
