@@ -14,8 +14,7 @@ import sys
 # Seconds each run took in a clean-clone CI run (2 at a time on 2 cores); a scenario not listed counts as long (it runs
 # early). The runs of `make test`: the CI run of 727e069 on 2026-12-04 (every site run with its check and re-run passes).
 # The EXTENDED_SCENARIOS: the CI run of 6746481 that day (before the controller's CPU savings of
-# .config/molecule/config.yml), or the one of 03aee0e (2026-12-02). nvidia_driver_kernels (real kernels, two DKMS builds)
-# was measured on 2026-12-03 beside other scenarios.
+# .config/molecule/config.yml), or the one of 03aee0e (2026-12-02). nvidia_driver_kernels: alone on 2026-12-05 (below).
 SECONDS = {"site@debian12": 1252, "site@debian13": 690, "site@ubuntu2404": 866, "site@ubuntu2204": 797,
            "site@ubuntu2604": 796, "storage": 1079, "backup": 276, "pki": 138,
            "fleet_upgrade": 590, "hardening": 260, "spot": 236, "gpu_monitoring": 199, "jupyter": 325,
@@ -43,14 +42,13 @@ COVERED_BY_SITE = ["nvidia_driver", "cuda_toolkit", "gpu_plugins", "jupyter", "b
 # not `make test`. storage's VM took 1,079 s in the CI run of 03aee0e and 2,071 s in that of b4050c7 (2026-12-03, a
 # slower day: the container runs beside it took 1.6 times as long too), which put .ci/run past its 60 minutes.
 VM_SCENARIOS = ["storage"]
-# Scenarios on real distribution kernels (kernel packages, DKMS builds, initramfs images), in `make test` (`--kernel`
-# names them). nvidia_driver_kernels took 2,496 s on 2026-12-05 with eight DKMS builds (too long for
+# nvidia_driver_kernels (real distribution kernels: kernel packages, DKMS builds, initramfs images) is one of the role
+# scenarios of `make test`. It took 2,496 s on 2026-12-05 with eight DKMS builds (too long for
 # CI); with the kernels chosen that day so that jammy and resolute get Canonical's prebuilt module (five DKMS builds:
 # noble's two and its upgrade, bookworm's one and its upgrade) it took 1,246 s alone on a quiet machine (create 13,
 # prepare 101, check 54, converge 620, re-run 64, verify 392). In the clean-clone CI run of 199fee5 (.ci/run, rc 0,
 # 5,290 s) it took 2,658 s, beside the other runs and, for most of it, two DKMS builds and two QEMU guests of
 # tests/vm/secureboot.sh on the same 2 cores; every run there took about 1.5 times its usual time.
-KERNEL_SCENARIOS = ["nvidia_driver_kernels"]
 # Role scenarios that `make test` has no room for: `make test-extended`. The clean-clone CI run of 6746481 (2026-12-04,
 # every platform's site run with its check and re-run passes, Ubuntu 26.04 among them) did not finish in CI's 90
 # minutes: its 12 finished runs took 8,305 s, the site runs 1,047 to 1,563 s each. These run on several hosts or beside
@@ -104,9 +102,6 @@ if __name__ == "__main__":
         sys.exit(0)
     if sys.argv[1:2] == ["--timeout"]:
         print(run_timeout(sys.argv[2]))
-        sys.exit(0)
-    if sys.argv[1:2] == ["--kernel"]:
-        print(" ".join(KERNEL_SCENARIOS))
         sys.exit(0)
     if sys.argv[1:2] == ["--extended"]:
         print(" ".join(sorted(EXTENDED_SCENARIOS, key=rank)))
