@@ -84,19 +84,14 @@ build_image() {
     module=$(find x -name "dummy.ko*" | head -n1)
     cp "$module" "/out/$(basename "$module")"
     echo "$pkg" > /out/other-kernel' >"$LOG_DIR/other-kernel.log" 2>&1
-  # Uncompressed (Debian 13 ships its modules xz-compressed), without Debian's signature.
+  # Uncompressed (Debian 13 ships its modules xz-compressed); secureboot-bake.yml cuts Debian's signature off.
   python3 - "$WORK" <<'PY'
-import glob, lzma, os, struct, sys
+import glob, lzma, os, sys
 [found] = glob.glob(os.path.join(sys.argv[1], 'dummy.ko*'))
 data = open(found, 'rb').read()
 if found.endswith('.xz'):
     data = lzma.decompress(data)
-path = os.path.join(sys.argv[1], 'dummy.ko')
-marker = b'~Module signature appended~\n'
-if data.endswith(marker):
-    blob = struct.unpack('>I', data[-len(marker) - 4:-len(marker)])[0]
-    data = data[:-len(marker) - 12 - blob]
-open(path, 'wb').write(data)
+open(os.path.join(sys.argv[1], 'dummy.ko'), 'wb').write(data)
 PY
 
   docker run -d --name "$CONTAINER" --cap-add SYS_ADMIN --security-opt seccomp=unconfined \
@@ -112,7 +107,7 @@ PY
     mokutil keyutils >"$LOG_DIR/install.log" 2>&1 || { tail -n 40 "$LOG_DIR/install.log" >&2; exit 1; }
   docker cp "$OUT_DIR/mok.key" "$CONTAINER:/var/lib/dkms/mok.key"
   docker cp "$OUT_DIR/mok.pub" "$CONTAINER:/var/lib/dkms/mok.pub"
-  docker cp "$WORK/dummy.ko" "$CONTAINER:/root/negative/other-kernel.ko"
+  docker cp "$WORK/dummy.ko" "$CONTAINER:/root/negative/other-kernel-debian.ko"
   kver=$(docker exec "$CONTAINER" sh -c 'ls /lib/modules | sort -V | tail -n1')
   say "kernel $kver; the nvidia_driver role in bake mode (DKMS build) ..."
   ansible-playbook -i "$CONTAINER," -c community.docker.docker -e ansible_python_interpreter=/usr/bin/python3 \
