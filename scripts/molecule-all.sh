@@ -67,6 +67,16 @@ awk '$2 != 0 {print $1}' "$logs/results" | while read -r run; do
   echo "----- last 60 lines of build/molecule/$run.log"
   tail -n 60 "$logs/$run.log"
 done
+# What failed, last, where a CI report that keeps only the end of the output still shows it: pytest's failed tests and
+# their assertion lines, then Ansible's last failed tasks (a scenario's own negative controls fail tasks on purpose,
+# the one that stopped the run comes last). ANSI colours and Molecule's box margin are taken off.
+awk '$2 != 0 {print $1}' "$logs/results" | while read -r run; do
+  echo "----- what failed in build/molecule/$run.log"
+  plain=$(sed -e 's/\x1b\[[0-9;]*m//g' -e 's/^ *│ \{0,1\}//' "$logs/$run.log")
+  grep -E '^(FAILED|ERROR) [^-]|^E   ' <<<"$plain" | cut -c1-400 | head -n 30
+  awk '/^TASK \[/ { task = $0; next }
+       /^fatal: |FAILED! =>/ { if (task != "") print task; task = ""; print }' <<<"$plain" | cut -c1-400 | tail -n 6
+done
 echo "molecule: ${#scenarios[@]} runs, $jobs at a time, in $(( $(date +%s) - start )) s"
 echo "$passed passed, $failed failed"
 ((failed == 0 && passed == ${#scenarios[@]}))
