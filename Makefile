@@ -17,6 +17,8 @@ PLATFORM    ?= debian12
 # site.yml on each of PLATFORMS (site@platform), then every role scenario on Debian 12 (scripts/scenarios.py).
 SCENARIOS   ?= $(shell $(PY) scripts/scenarios.py $(PLATFORMS))
 MOLECULE_JOBS ?= 2
+# pytest-xdist workers of `make unit`
+UNIT_JOBS   ?= 2
 SANITY_DIR  := /tmp/gpuops-sanity/ansible_collections/gpuops/gpu_server
 GET_PIP     := $(HOME)/.ansible/test/cache/get_pip_24_2.py
 DEMO_NAME   := gpuops-demo
@@ -95,7 +97,7 @@ galaxy-import: venv ## Build the artifact and run galaxy-importer on it (as Gala
 
 .PHONY: unit
 unit: venv ## pytest: unit tests of the plugins, and the preflight refusals run through ansible-playbook (tests/preflight)
-	$(BIN)/python -m pytest tests/unit tests/preflight -q
+	$(BIN)/python -m pytest tests/unit tests/preflight -q -n $(UNIT_JOBS)
 
 .PHONY: promtool
 promtool: venv ## promtool unit tests of the GPU alert rules, and the Grafana dashboards check
