@@ -662,6 +662,19 @@ def first_build_error(text):
     return ''
 
 
+# The first line of a DKMS make.log names the module and the kernel it was built for (dkms 2.8 and 3.0 alike):
+# "DKMS make.log for nvidia-current-535.309.01 for kernel 6.12.118+deb12-cloud-amd64 (x86_64)".
+_BUILD_KERNEL = re.compile(r'^DKMS make\.log for \S+ for kernel (\S+)', re.M)
+
+
+def build_log_kernel(text):
+    """The kernel release a DKMS make.log was written for (its first line), or '' when it names none."""
+    if not isinstance(text, str):
+        return ''
+    found = _BUILD_KERNEL.search(text[:4096])
+    return ''.join(c for c in found.group(1) if 0x20 < ord(c) <= 0x7e)[:100] if found else ''
+
+
 def newest_build_log(root='/'):
     """The newest DKMS build log under <root>/var/lib/dkms (DKMS 2: <module>/<version>/build/make.log; DKMS 3:
     <module>/<version>/<kernel>/<arch>/log/make.log), or None."""

@@ -286,6 +286,11 @@ dkms_log:
       description: Its first error line, or an empty string.
       type: str
       returned: when a log exists
+    kernel:
+      description: The kernel release the log was written for (the log's first line), or an empty string.
+      type: str
+      returned: when a log exists
+      sample: 6.12.118+deb12-cloud-amd64
 plan:
   description: Which packages give every kernel its NVIDIA module.
   returned: when O(plan=true)
@@ -678,8 +683,9 @@ def main():
     if p['dkms_log']:
         log = _kernels.newest_build_log(p['root'])
         text, _reason = _kernels.read_bounded(log, _kernels.MAX_BUILD_LOG_BYTES) if log else (None, None)
-        result['dkms_log'] = dict(path=log, first_error=_kernels.first_build_error(
-            text.decode('utf-8', 'replace') if isinstance(text, bytes) else text or '')) if log else {}
+        text = text.decode('utf-8', 'replace') if isinstance(text, bytes) else text or ''
+        result['dkms_log'] = dict(path=log, first_error=_kernels.first_build_error(text),
+                                  kernel=_kernels.build_log_kernel(text)) if log else {}
     if p['plan']:
         family = host.family()
         known, metas, driver_version, built = set(), {}, '', {}

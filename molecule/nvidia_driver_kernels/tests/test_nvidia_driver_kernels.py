@@ -3,9 +3,13 @@ module whose vermagic is that kernel's release and whose version is the installe
 Ubuntu's prebuilt modules where one of the installed driver's version exists (DKMS where Canonical's module is of
 another driver version), the nouveau/nova_core blacklist in each initramfs, and a kernel installed after the role gets
 its module at its install, before any reboot."""
+import os
 import re
+import shlex
 
 import pytest
+
+from ansible_collections.gpuops.gpu_server.tests.support.playbook import molecule_playbook
 
 # Per distribution: the kernels prepare.yml installed, the driver branch (molecule.yml's host_vars: noble takes 595, as
 # Ubuntu's archive serves no 580 for it), the driver package whose version the modules must carry, and the DKMS
@@ -204,3 +208,95 @@ def test_a_kernel_installed_later_gets_its_module_before_any_reboot(host, expect
         print("new kernel %s: %s" % (release, info))
     for release in expected["kernels"]:
         assert modinfo(host, release, expected["modules"])["version"] == driver_version, release
+
+
+# ---- Refusals on real kernel files (Debian 12, after the upgrade above): the role runs again for a kernel it cannot
+# give a module, and leaves every other kernel's module as it was ----
+
+CONVERGE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "converge.yml")
+
+
+def run_role(host):
+    """converge.yml's role run on HOST alone (refuse.yml's cases left out, as in the idempotence pass) ->
+    (exit status, output)."""
+    return molecule_playbook(CONVERGE, "--limit", host.backend.host, "--skip-tags", "molecule-idempotence-notest")
+
+
+def module_files(host):
+    """Every NVIDIA module file under /lib/modules with its sha256 (what a refused or failed run must not touch)."""
+    return host.check_output("find /lib/modules -name 'nvidia*.ko*' -type f -exec sha256sum {} + | sort")
+
+
+def packages(host):
+    return host.check_output("dpkg-query -W -f='${Package} ${Version} ${db:Status-Abbrev}\\n'")
+
+
+def newest_kernel(host, pattern, with_headers):
+    """The newest linux-image-<release> apt knows whose release matches PATTERN, is not installed, and whose
+    linux-headers-<release> apt knows (WITH_HEADERS) or does not know any more."""
+    images = host.check_output("apt-cache pkgnames linux-image-").split()
+    headers = set(host.check_output("apt-cache pkgnames linux-headers-").split())
+    installed = set(host.check_output("ls /lib/modules").split())
+    found = [m.group(1) for m in (re.fullmatch("linux-image-(%s)" % pattern, n) for n in images) if m]
+    found = [r for r in found if r not in installed and (("linux-headers-" + r) in headers) == with_headers]
+    found.sort(key=lambda r: [int(x) for x in re.findall(r"\d+", r)])
+    return found[-1] if found else None
+
+
+def install_kernel(host, *names):
+    # INITRD=No: Debian's initramfs hook (/etc/kernel/postinst.d/initramfs-tools) makes no initramfs; the refusals come
+    # before the role looks at one.
+    host.check_output("INITRD=No DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "
+                      + " ".join(shlex.quote(name) for name in names))
+
+
+def test_a_kernel_whose_headers_left_the_archive_is_refused_before_any_change(host):
+    """A real case: bookworm-security still indexes the signed images of earlier 6.1 kernels (linux-signed-amd64) after
+    their headers (source linux) were superseded, so a host that installed one weeks ago cannot get its headers now
+    (6.1.0-52-cloud-amd64 on 2026-12-05). The role refuses before any change, naming the kernel and the fix."""
+    if host.system_info.codename != "bookworm":
+        pytest.skip("the archive case is Debian 12's (bookworm-security's kernel images without their headers)")
+    release = newest_kernel(host, r"6\.1\.0-\d+-cloud-amd64", with_headers=False)
+    assert release, ("bookworm's archive indexes no 6.1 cloud kernel image without its headers any more: choose "
+                     "another way to show the refusal")
+    install_kernel(host, "linux-image-" + release)
+    try:
+        before = (packages(host), module_files(host))
+        rc, out = run_role(host)
+        assert rc != 0, out[-3000:]
+        assert "Headers for kernel %s are not in the archive any more (linux-headers-%s)" % (release, release) in out, \
+            out[-3000:]
+        assert "apt-get purge linux-image-%s" % release in out and "Nothing was changed" in out, out[-3000:]
+        assert (packages(host), module_files(host)) == before
+        print("refused: %s" % re.search(r"Headers for kernel [^\n]*", out).group(0)[:400])
+    finally:
+        host.run("DEBIAN_FRONTEND=noninteractive apt-get purge -y -q linux-image-%s", release)
+
+
+def test_a_dkms_build_failure_quotes_the_first_error_and_the_old_modules_stay(host):
+    """Kernel 6.12 (bookworm's newer kernel line) with its headers made to fail any compile (a missing include in
+    kconfig.h, which kbuild puts in front of every file): the role installs the kernel's headers for DKMS, the build
+    fails, and the role names the kernel and quotes the build log's first error; every other kernel keeps its module,
+    byte for byte."""
+    if host.system_info.codename != "bookworm":
+        pytest.skip("one distribution's DKMS build is enough to show the message (Debian 12)")
+    release = newest_kernel(host, r"6\.12\.\d+\+deb12-cloud-amd64", with_headers=True)
+    assert release, "bookworm's archive indexes no 6.12 cloud kernel with its headers any more"
+    common = "linux-headers-%s-common" % release.rsplit("-cloud-amd64", 1)[0]
+    install_kernel(host, "linux-image-" + release, common)
+    poisoned = "/usr/src/%s/include/linux/kconfig.h" % common
+    try:
+        host.check_output("sed -i '1i #include \"gpuops-test-kernel-too-new.h\"' %s", poisoned)
+        before = module_files(host)
+        rc, out = run_role(host)
+        assert rc != 0, out[-3000:]
+        assert "DKMS could not build the module for kernel %s" % release in out, out[-3000:]
+        assert "fatal error: gpuops-test-kernel-too-new.h: No such file or directory" in out, out[-3000:]
+        assert "Kernels that had a module keep it" in out, out[-3000:]
+        assert module_files(host) == before
+        assert not modinfo(host, release, ["nvidia", "nvidia-current"])
+        print("refused: %s" % re.search(r"DKMS could not build[^\n]*", out).group(0)[:400])
+    finally:
+        host.run("sed -i '/gpuops-test-kernel-too-new/d' %s", poisoned)
+        host.run("DEBIAN_FRONTEND=noninteractive apt-get purge -y -q %s %s %s",
+                 "linux-headers-" + release, "linux-image-" + release, common)

@@ -609,6 +609,17 @@ def test_first_build_error_quotes_the_compiler():
     assert k.first_build_error("x.c:1: error: \x1b[31mred\u00e9\n") == 'x.c:1: error: [31mred'
 
 
+def test_build_log_kernel_reads_the_first_line_of_dkms_make_log():
+    # The header Debian 12's dkms 3.0.10 wrote (a build's make.log, read 2026-12-05); dkms 2.x writes the same line.
+    log = ("DKMS make.log for nvidia-current-535.309.01 for kernel 6.1.0-57-cloud-amd64 (x86_64)\n"
+           "Sat Dec  5 09:10:21 UTC 2026\n")
+    assert k.build_log_kernel(log) == '6.1.0-57-cloud-amd64'
+    # Negative controls: no header, a header-like line that names no kernel, no text.
+    assert k.build_log_kernel("make -C /lib/modules/6.1.0-57-cloud-amd64/build\n") == ''
+    assert k.build_log_kernel("DKMS make.log for nvidia-current-535.309.01\n") == ''
+    assert k.build_log_kernel(None) == ''
+
+
 def test_newest_build_log_finds_dkms2_and_dkms3_layouts(tmp_path):
     old = tmp_path / 'var/lib/dkms/nvidia/535.309.01/build/make.log'
     new = tmp_path / 'var/lib/dkms/nvidia/580.178.04/6.8.0-149-generic/x86_64/log/make.log'
