@@ -1,47 +1,83 @@
 #!/usr/bin/env bash
 # Boot the NVIDIA driver's guest through the real Secure Boot chain and see what the kernel lets load:
-#   tests/vm/secureboot.sh [PLATFORM]        (make test-kernel; debian12 only so far)
+#   tests/vm/secureboot.sh [PLATFORM]        (make test-kernel runs debian12, then ubuntu2604)
 # Not `-kernel`, which skips the chain: OVMF with Microsoft's keys (Debian 12's ovmf: OVMF_CODE_4M.secboot.fd,
 # OVMF_VARS_4M.ms.fd), the distribution's signed shim (EFI/BOOT/BOOTX64.EFI, removable-media path), its signed grub,
 # and its signed kernel, under QEMU's TCG (KVM guests hang on this kind of host, /work/shared/ENVIRONMENT.md).
 #
 # 1. Image (cached by a recipe: this script, its playbooks, the role and plugins, the base image): a container of the
 #    test image gets the kernel, sshd and mokutil, and a DKMS key pair generated here; tests/vm/secureboot-bake.yml runs
-#    the nvidia_driver role in bake mode (DKMS builds and signs the module for the guest's kernel) and makes the
-#    negative controls (the module with its signature cut off; a module of Debian 13's kernel signed with the key).
+#    the nvidia_driver role in bake mode (Debian 12: DKMS builds and signs the module for the guest's kernel; Ubuntu
+#    26.04: Canonical's signed prebuilt module) and makes the negative controls (the module with its signature cut
+#    off; another kernel's module signed by a key the guest trusts).
 #    docker export -> a GPT disk with an EFI system partition (shim, grub, MokManager, grub.cfg; sgdisk and mtools in
 #    a helper container) and the ext4 root written in place (mke2fs -E offset -d): no loop device, no mount.
-# 2. Two variable stores from OVMF_VARS_4M.ms.fd (virt-fw-vars, virt-firmware from PyPI): "enrolled" has the DKMS
+# 2. Variable stores from OVMF_VARS_4M.ms.fd (virt-fw-vars, virt-firmware from PyPI): "enrolled" has the DKMS
 #    certificate in shim's MOK list (MokList, non-volatile + boot-services, as shim requires; shim copies it to
-#    MokListRT and the kernel trusts it for modules), "no-key" has not. This writes the MOK list directly instead of
-#    driving MokManager through QEMU's monitor: what it leaves untested is MokManager's own screen and password
-#    prompt (the role's nvidia_driver_secure_boot=enroll queues the key with mokutil --import for that screen).
+#    MokListRT and the kernel trusts it for modules), "no-key" has not (Ubuntu boots only that one: Canonical's module
+#    needs no MOK key). This writes the MOK list directly instead of driving MokManager through QEMU's monitor: what
+#    it leaves untested is MokManager's own screen and password prompt (the role's nvidia_driver_secure_boot=enroll
+#    queues the key with mokutil --import for that screen).
 # 3. Each store boots the same disk (a throw-away overlay) in turn; over SSH tests/vm/secureboot-check.yml asserts
-#    SecureBoot enabled, lockdown, sig_enforce=Y, and: enrolled: modprobe fails only with "No such device" and NVRM
-#    says no GPU; no-key: "Key was rejected by service", "Loading of module with unavailable key is rejected"; both:
-#    the unsigned copy is refused ("Loading of unsigned module is rejected"), the other kernel's module fails on its
-#    format or symbols, neither nouveau nor nova_core nor nvidia is loaded and both are blacklisted.
-#    tests/vm/secureboot-role.yml then runs the role (--check, preflight and install tags, a fake PCI bus): no-key:
-#    refused before any change, naming Secure Boot and the ways out; enrolled: it passes that gate.
-# Logs: build/secureboot/ (serial consoles, playbook output). GPUOPS_SECUREBOOT_KEEP=1 leaves the last guest running.
+#    SecureBoot enabled, lockdown, sig_enforce=Y, and: enrolled, or Canonical's prebuilt module: modprobe fails only
+#    with "No such device" and NVRM says no GPU; no-key with a DKMS module: "Key was rejected by service", "Loading of
+#    module with unavailable key is rejected"; all: the unsigned copy is refused ("Loading of unsigned module is
+#    rejected"), the other kernel's module fails on its format or symbols (or, unenrolled, on its key), neither
+#    nouveau nor nova_core nor nvidia is loaded and both are blacklisted.
+#    tests/vm/secureboot-role.yml then runs the role (--check, preflight and install tags, a fake PCI bus): DKMS and
+#    no key: refused before any change, naming Secure Boot and the ways out; enrolled, or prebuilt: it passes that gate.
+# Logs: build/secureboot/<platform>/ (serial consoles, playbook output). GPUOPS_SECUREBOOT_KEEP=1 leaves the last guest
+# running.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 PLATFORM="${1:-debian12}"
 VM_DIR="${GPUOPS_VM_DIR:-$root/.cache/vm}"
 OUT_DIR="$VM_DIR/secureboot/$PLATFORM"
-LOG_DIR="$root/build/secureboot"
+LOG_DIR="$root/build/secureboot/$PLATFORM"
 ROOT_MIB="${GPUOPS_SB_ROOT_MIB:-6144}"
 BOOT_TIMEOUT="${GPUOPS_SB_BOOT_TIMEOUT:-1200}"
 export PATH="$root/.venv/bin:$PATH" ANSIBLE_COLLECTIONS_PATH="$root/.cache/collections" ANSIBLE_FORCE_COLOR=0
+# Facts in memory only: the repository's ansible.cfg caches them in .cache/facts by inventory name, and a guest of one
+# platform must never be planned with another's (seen: the Debian 12 guest's role run took the Ubuntu 26.04 guest's
+# cached facts and planned Ubuntu's packages).
+export ANSIBLE_CACHE_PLUGIN=ansible.builtin.memory
 case "$PLATFORM" in
   debian12)
+    # DKMS builds the module and signs it with the DKMS key; the guest boots with and without that key in shim's MOK
+    # list. The other kernel's module: Debian 13's dummy.ko, re-signed with the DKMS key by secureboot-bake.yml.
     KERNEL_PACKAGE=linux-image-cloud-amd64
-    EFI_PACKAGES=(shim-signed shim-helpers-amd64-signed grub-efi-amd64-signed ovmf)
+    EFI_PACKAGES=(shim-signed shim-helpers-amd64-signed grub-efi-amd64-signed)
     SHIM=usr/lib/shim/shimx64.efi.signed MOKMANAGER=usr/lib/shim/mmx64.efi.signed
     GRUB=usr/lib/grub/x86_64-efi-signed/grubx64.efi.signed GRUB_PREFIX=debian
-    THREAD=multi ;;
-  *) echo "unknown platform '$PLATFORM': debian12" >&2; exit 2 ;;
+    THREAD=multi MODULE=nvidia-current DEFAULT_STORES="enrolled no-key" PREBUILT=false DRIVER_VARS=()
+    OTHER_IMAGE=local/debian13:latest
+    # shellcheck disable=SC2016  # expanded in the container
+    OTHER_MODULE='pkg=$(apt-cache depends linux-image-cloud-amd64 | awk "/Depends: linux-image-[0-9]/ {print \$2; exit}")
+      apt-get download -qq "$pkg" >/dev/null && dpkg-deb -x "$pkg"_*.deb x && find x -name "dummy.ko*" | head -n1' ;;
+  ubuntu2604)
+    # Canonical's signed prebuilt module of kernel 7.0.0-14-generic, built from driver 580.126.20 (the kernel and driver
+    # of molecule/nvidia_driver_kernels' resolute host, from the release pocket): no DKMS, no MOK key, so one variable store, Microsoft's keys
+    # only. The other kernel's module: Canonical's prebuilt NVIDIA module of Ubuntu 22.04's 6.8.0-1066-aws, signed by
+    # the same Canonical key (linked from its objects and signature packages as its own package's install does), so
+    # that only its kernel can make the guest refuse it. Ubuntu's kernels get TCG's single thread: under QEMU 7.2's
+    # thread=multi Ubuntu 24.04's 6.8 kernel died of a general protection fault minutes after boot (tests/vm/README.md).
+    KERNEL_PACKAGE=linux-image-7.0.0-14-generic
+    EFI_PACKAGES=(shim-signed grub-efi-amd64-signed)
+    SHIM=usr/lib/shim/shimx64.efi.signed.latest MOKMANAGER=usr/lib/shim/mmx64.efi
+    GRUB=usr/lib/grub/x86_64-efi-signed/grubx64.efi.signed GRUB_PREFIX=ubuntu
+    THREAD=single MODULE=nvidia DEFAULT_STORES="no-key" PREBUILT=true DRIVER_VARS=(-e nvidia_driver_version=580.126.20)
+    OTHER_IMAGE=local/ubuntu2204:latest
+    # shellcheck disable=SC2016  # expanded in the container
+    OTHER_MODULE='abi=6.8.0-1066-aws
+      apt-get install -y -qq --no-install-recommends binutils >/dev/null
+      for pkg in linux-objects-nvidia-580-server-$abi linux-signatures-nvidia-$abi; do
+        apt-get download -qq "$pkg" >/dev/null && dpkg-deb -x "$pkg"_*.deb x; done
+      # What the package linux-modules-nvidia-580-server-<abi> does at its install: link the objects and append
+      # Canonical'"'"'s signature (its postinst runs bits/BUILD).
+      (cd x/lib/modules/$abi/kernel/nvidia-580srv/bits && sh ./BUILD >/dev/null)
+      find x -path "*/nvidia-580srv/nvidia.ko" | head -n1' ;;
+  *) echo "unknown platform '$PLATFORM': debian12 or ubuntu2604" >&2; exit 2 ;;
 esac
 BASE_IMAGE="local/$PLATFORM:latest"
 # shim's vendor GUID: the owner of MOK list entries (shim's lib/guid.c SHIM_LOCK_GUID).
@@ -73,30 +109,39 @@ trap cleanup EXIT
 
 build_image() {
   say "building the Secure Boot guest image (recipe $RECIPE) from $BASE_IMAGE ..."
-  # The files of the boot chain, and a module of another kernel (Debian 13's), from the archives.
+  # The files of the boot chain from the guest's archive, the firmware (OVMF with Microsoft's keys) from Debian 12's
+  # for every guest (it belongs to the hypervisor, not the guest), and a module of another kernel.
   docker run --rm -v "$WORK:/out" -e DEBIAN_FRONTEND=noninteractive "$BASE_IMAGE" bash -euc '
     apt-get update -qq && cd /tmp && apt-get download -qq "$@" >/dev/null
     for deb in *.deb; do dpkg-deb -x "$deb" /out/efi-files; done' _ "${EFI_PACKAGES[@]}" >"$LOG_DIR/efi.log" 2>&1
-  docker run --rm -v "$WORK:/out" -e DEBIAN_FRONTEND=noninteractive local/debian13:latest bash -euc '
+  docker run --rm -v "$WORK:/out" -e DEBIAN_FRONTEND=noninteractive local/debian12:latest bash -euc '
+    apt-get update -qq && cd /tmp && apt-get download -qq ovmf >/dev/null && dpkg-deb -x ovmf_*.deb /out/efi-files' \
+    >>"$LOG_DIR/efi.log" 2>&1
+  docker run --rm -v "$WORK:/out" -e DEBIAN_FRONTEND=noninteractive "$OTHER_IMAGE" bash -euc '
     apt-get update -qq && cd /tmp
-    pkg=$(apt-cache depends linux-image-cloud-amd64 | awk "/Depends: linux-image-[0-9]/ {print \$2; exit}")
-    apt-get download -qq "$pkg" >/dev/null && dpkg-deb -x "$pkg"_*.deb x
-    module=$(find x -name "dummy.ko*" | head -n1)
-    cp "$module" "/out/$(basename "$module")"
-    echo "$pkg" > /out/other-kernel' >"$LOG_DIR/other-kernel.log" 2>&1
-  # Uncompressed (Debian 13 ships its modules xz-compressed); secureboot-bake.yml cuts Debian's signature off.
+    module=$('"$OTHER_MODULE"')
+    cp "$module" "/out/other.$(basename "$module")"' >"$LOG_DIR/other-kernel.log" 2>&1
+  # Uncompressed (Debian 13 ships its modules xz-compressed, Ubuntu zstd-compressed in places); secureboot-bake.yml
+  # cuts Debian's signature off and signs it with the DKMS key, and leaves Canonical's on.
   python3 - "$WORK" <<'PY'
-import glob, lzma, os, sys
-[found] = glob.glob(os.path.join(sys.argv[1], 'dummy.ko*'))
+import glob, lzma, os, subprocess, sys
+[found] = glob.glob(os.path.join(sys.argv[1], 'other.*.ko*'))
 data = open(found, 'rb').read()
 if found.endswith('.xz'):
     data = lzma.decompress(data)
-open(os.path.join(sys.argv[1], 'dummy.ko'), 'wb').write(data)
+elif found.endswith('.zst'):
+    data = subprocess.run(['zstd', '-dc', found], check=True, stdout=subprocess.PIPE).stdout
+open(os.path.join(sys.argv[1], 'other-kernel.ko'), 'wb').write(data)
 PY
 
+  # systemd as the image starts it (tests/images/build.sh: Ubuntu 26.04's through gpuops-init in its own cgroup
+  # namespace).
+  local init=(--cgroupns host "$BASE_IMAGE" /lib/systemd/systemd)
+  [[ "$(docker image inspect -f '{{ index .Config.Labels "gpuops.cgroupns" }}' "$BASE_IMAGE")" == private ]] \
+    && init=(--cgroupns private "$BASE_IMAGE")
   docker run -d --name "$CONTAINER" --cap-add SYS_ADMIN --security-opt seccomp=unconfined \
     --security-opt apparmor=unconfined --tmpfs /run --tmpfs /run/lock \
-    -v /sys/fs/cgroup:/sys/fs/cgroup:rw --cgroupns host "$BASE_IMAGE" /lib/systemd/systemd >/dev/null
+    -v /sys/fs/cgroup:/sys/fs/cgroup:rw "${init[@]}" >/dev/null
   docker exec -e DEBIAN_FRONTEND=noninteractive "$CONTAINER" bash -euc '
     mkdir -p /etc/initramfs-tools/conf.d /var/lib/dkms /root/negative
     echo MODULES=most > /etc/initramfs-tools/conf.d/gpuops-build.conf
@@ -107,11 +152,12 @@ PY
     mokutil keyutils >"$LOG_DIR/install.log" 2>&1 || { tail -n 40 "$LOG_DIR/install.log" >&2; exit 1; }
   docker cp "$OUT_DIR/mok.key" "$CONTAINER:/var/lib/dkms/mok.key"
   docker cp "$OUT_DIR/mok.pub" "$CONTAINER:/var/lib/dkms/mok.pub"
-  docker cp "$WORK/dummy.ko" "$CONTAINER:/root/negative/other-kernel-debian.ko"
+  docker cp "$WORK/other-kernel.ko" "$CONTAINER:/root/negative/other-kernel-original.ko"
   kver=$(docker exec "$CONTAINER" sh -c 'ls /lib/modules | sort -V | tail -n1')
-  say "kernel $kver; the nvidia_driver role in bake mode (DKMS build) ..."
+  say "kernel $kver; the nvidia_driver role in bake mode ..."
   ansible-playbook -i "$CONTAINER," -c community.docker.docker -e ansible_python_interpreter=/usr/bin/python3 \
-    -e gpuops_sb_kernel="$kver" "$root/tests/vm/secureboot-bake.yml" >"$LOG_DIR/bake.log" 2>&1 \
+    -e gpuops_sb_kernel="$kver" -e gpuops_sb_module="$MODULE" -e gpuops_sb_prebuilt="$PREBUILT" "${DRIVER_VARS[@]}" \
+    "$root/tests/vm/secureboot-bake.yml" >"$LOG_DIR/bake.log" 2>&1 \
     || { tail -n 60 "$LOG_DIR/bake.log" >&2; exit 1; }
 
   # The root file system, configured for a VM (as tests/vm/build.sh does).
@@ -178,8 +224,10 @@ CFG
 
 # The recipe: what makes the image (build_image itself, the bake playbook, the role and the plugins, the base images,
 # the keys), not the checks, so that changing a check does not rebuild it.
-RECIPE=$( { declare -f build_image vm_rootfs; cat "$root/tests/vm/secureboot-bake.yml"; echo "$image_id $ROOT_MIB";
-            docker image inspect -f '{{.Id}}' local/debian13:latest; cat "$VM_DIR/id_ed25519.pub" "$OUT_DIR/mok.pub";
+# shellcheck disable=SC2154  # image_id: set by vm_start (tests/vm/lib.sh)
+RECIPE=$( { declare -f build_image vm_rootfs; echo "$KERNEL_PACKAGE ${DRIVER_VARS[*]} $OTHER_MODULE";
+            cat "$root/tests/vm/secureboot-bake.yml"; echo "$image_id $ROOT_MIB";
+            docker image inspect -f '{{.Id}}' "$OTHER_IMAGE" local/debian12:latest; cat "$VM_DIR/id_ed25519.pub" "$OUT_DIR/mok.pub";
             find "$root/roles/nvidia_driver" "$root/plugins" -type f \( -name '*.yml' -o -name '*.py' \) | sort | xargs cat;
           } | sha256sum | cut -c1-12)
 if [[ "$(cat "$OUT_DIR/recipe" 2>/dev/null)" == "$RECIPE" && -f "$OUT_DIR/disk.qcow2" ]]; then
@@ -218,14 +266,16 @@ boot_and_check() {  # boot_and_check STORE (enrolled | no-key)
   done
   say "'$store': SSH after $waited s"
   local inventory="$WORK/inventory-$store.ini"
-  printf 'guest ansible_host=127.0.0.1 ansible_port=%s ansible_user=root ansible_python_interpreter=/usr/bin/python3 ansible_ssh_private_key_file=%s ansible_ssh_common_args="-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o ServerAliveInterval=5 -o ServerAliveCountMax=3"\n' \
-    "$port" "$VM_DIR/id_ed25519" > "$inventory"
+  printf 'sb-%s ansible_host=127.0.0.1 ansible_port=%s ansible_user=root ansible_python_interpreter=/usr/bin/python3 ansible_ssh_private_key_file=%s ansible_ssh_common_args="-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o ServerAliveInterval=5 -o ServerAliveCountMax=3"\n' \
+    "$PLATFORM" "$port" "$VM_DIR/id_ed25519" > "$inventory"
   local enrolled=false
   [[ $store == enrolled ]] && enrolled=true
-  ansible-playbook -i "$inventory" -e gpuops_sb_enrolled=$enrolled "$root/tests/vm/secureboot-check.yml" \
+  ansible-playbook -i "$inventory" -e gpuops_sb_enrolled=$enrolled -e gpuops_sb_module="$MODULE" \
+    -e gpuops_sb_prebuilt="$PREBUILT" "$root/tests/vm/secureboot-check.yml" \
     >"$LOG_DIR/$store.check.log" 2>&1 || { tail -n 60 "$LOG_DIR/$store.check.log" >&2; exit 1; }
   say "'$store': the kernel's checks passed; the role's plan ..."
-  ansible-playbook -i "$inventory" -e gpuops_sb_enrolled=$enrolled --check \
+  ansible-playbook -i "$inventory" -e gpuops_sb_enrolled=$enrolled -e gpuops_sb_prebuilt="$PREBUILT" \
+    "${DRIVER_VARS[@]}" --check \
     --tags nvidia_driver_preflight,nvidia_driver_install "$root/tests/vm/secureboot-role.yml" \
     >"$LOG_DIR/$store.role.log" 2>&1 || { tail -n 60 "$LOG_DIR/$store.role.log" >&2; exit 1; }
   say "'$store': passed"
@@ -236,7 +286,7 @@ boot_and_check() {  # boot_and_check STORE (enrolled | no-key)
   fi
 }
 
-read -r -a STORES <<< "${GPUOPS_SB_STORES:-enrolled no-key}"
+read -r -a STORES <<< "${GPUOPS_SB_STORES:-$DEFAULT_STORES}"
 LAST_STORE=${STORES[-1]}
 for store in "${STORES[@]}"; do boot_and_check "$store"; done
 say "Secure Boot guest ($PLATFORM): every check passed"
