@@ -25,9 +25,9 @@ KERNELS = {
     "noble": {"kernels": ["6.8.0-149-generic", "6.8.0-1066-aws"], "branch": "595", "prebuilt": [],
               "version_package": "nvidia-headless-no-dkms-595-server", "modules": ["nvidia"],
               "flavour": ("6.8.0-149-generic", "linux-modules-nvidia-595-server-generic", "linux-headers-generic")},
-    "jammy": {"kernels": ["6.8.0-1066-aws"], "branch": "580", "prebuilt": ["6.8.0-1066-aws"],
-              "version_package": "nvidia-headless-no-dkms-580-server", "modules": ["nvidia"], "flavour": None},
-    "resolute": {"kernels": ["7.0.0-43-generic"], "branch": "580", "prebuilt": ["7.0.0-43-generic"],
+    "jammy": {"kernels": ["6.8.0-1066-aws"], "branch": "595", "prebuilt": [],
+              "version_package": "nvidia-headless-no-dkms-595-server", "modules": ["nvidia"], "flavour": None},
+    "resolute": {"kernels": ["7.0.0-14-generic"], "branch": "580", "prebuilt": ["7.0.0-14-generic"],
                  "version_package": "nvidia-headless-no-dkms-580-server", "modules": ["nvidia"], "flavour": None},
     "bookworm": {"kernels": ["6.1.0-50-cloud-amd64"], "branch": None, "prebuilt": [],
                  "version_package": "nvidia-driver", "modules": ["nvidia", "nvidia-current"],
@@ -46,7 +46,9 @@ def prebuilt_current(host, release, branch):
     """Whether the archive's prebuilt BRANCH module for RELEASE was built from the installed driver: the lower bound of
     its nvidia-kernel-common-BRANCH-server dependency is the installed version's upstream part. On 2026-12-05 noble's
     6.8.0-149-generic and 6.8.0-1066-aws 595 modules were built from 595.91.07 while the driver in noble-updates was
-    595.112.07; jammy's 6.8.0-1066-aws and resolute's 7.0.0-43-generic 580 modules from 580.178.04, their driver. Read
+    595.112.07; at 09:40 that day (580.178.04 gone from jammy's and resolute's indexes) resolute's 7.0.0-14-generic 580
+    module was built from 580.126.20, its driver, and jammy's 595.112.07 prebuilt modules answered 404. Before:
+    jammy's 6.8.0-1066-aws and resolute's 7.0.0-43-generic 580 modules from 580.178.04, their driver. Read
     with apt, not with the role's code."""
     if host.system_info.distribution != "ubuntu":
         return False
