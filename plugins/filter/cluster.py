@@ -16,8 +16,9 @@ from ansible.errors import AnsibleFilterError, AnsibleUndefinedVariable
 
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _cluster
 
-_VARIABLES = ('training_cluster_address', 'training_cluster_interface', 'training_cluster_aliases', 'ansible_host',
-              'ansible_facts')
+_VARIABLES = ('training_cluster_aliases', 'ansible_host', 'ansible_facts')
+# The roles whose <prefix>_address and <prefix>_interface name a member's address.
+_PREFIXES = ('training_cluster', 'slurm')
 
 
 def _hosts(name, hosts):
@@ -28,7 +29,7 @@ def _hosts(name, hosts):
     return list(hosts)
 
 
-def _variables(name, hosts, hostvars):
+def _variables(name, hosts, hostvars, prefix='training_cluster'):
     """{host: {variable: value}} for the variables _cluster.py reads; one that does not template is left out, as
     `default` would read it."""
     if not isinstance(hostvars, Mapping):
@@ -40,7 +41,7 @@ def _variables(name, hosts, hostvars):
             raise AnsibleFilterError('%s: %s is not in hostvars' % (name, host))
         variables = hostvars[host]
         out[host] = {}
-        for key in _VARIABLES:
+        for key in _VARIABLES + (prefix + '_address', prefix + '_interface'):
             if key in variables:
                 try:
                     out[host][key] = variables[key]
@@ -49,10 +50,12 @@ def _variables(name, hosts, hostvars):
     return out
 
 
-def cluster_member_addresses(hosts, hostvars, interface=''):
-    """{host: address} for HOSTS, '' where unknown (see _cluster.member_address)."""
+def cluster_member_addresses(hosts, hostvars, interface='', prefix='training_cluster'):
+    """{host: address} for HOSTS, '' where unknown (see _cluster.member_address); PREFIX: whose address variables."""
     hosts = _hosts('cluster_member_addresses', hosts)
-    return _cluster.member_addresses(hosts, _variables('cluster_member_addresses', hosts, hostvars), interface)
+    if prefix not in _PREFIXES:
+        raise AnsibleFilterError('cluster_member_addresses: prefix must be one of %s, got %r' % (', '.join(_PREFIXES), prefix))
+    return _cluster.member_addresses(hosts, _variables('cluster_member_addresses', hosts, hostvars, prefix), interface, prefix)
 
 
 def cluster_hosts_lines(hosts, addresses, hostvars):

@@ -3,7 +3,8 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
-"""The training_cluster role's members: each one's cluster address, and the /etc/hosts lines that name them.
+"""The training_cluster role's members (and the slurm role's nodes): each one's cluster address, and the /etc/hosts
+lines that name them.
 
 A member is read from a dict of its variables, of which these count: training_cluster_address,
 training_cluster_interface, ansible_host, training_cluster_aliases and ansible_facts (the interface's
@@ -44,24 +45,25 @@ def fact_name(interface):
     return interface.replace('-', '_').replace('.', '_')
 
 
-def member_address(variables, interface=''):
+def member_address(variables, interface='', prefix='training_cluster'):
     """A member's address, from its VARIABLES (a dict, see the module): its training_cluster_address, else its IPv4
     address on the interface (its own training_cluster_interface, else INTERFACE, the calling host's), else its
-    default IPv4 address, else its ansible_host where that is an IP address; '' where none is known."""
+    default IPv4 address, else its ansible_host where that is an IP address; '' where none is known. PREFIX names
+    the role whose <prefix>_address and <prefix>_interface count (the slurm role's slurm_address, slurm_interface)."""
     variables = variables if isinstance(variables, Mapping) else {}
     facts = _or(_get(variables, 'ansible_facts'), {})
-    iface = '%s' % (_or(_get(variables, 'training_cluster_interface'), interface),)
+    iface = '%s' % (_or(_get(variables, prefix + '_interface'), interface),)
     host = '%s' % (_or(_get(variables, 'ansible_host'), ''),)
     by_iface = _or(_get(facts, fact_name(iface), 'ipv4', 'address'), '') if iface else ''
     by_default = _or(_get(facts, 'default_ipv4', 'address'), '')
-    return (_or(_get(variables, 'training_cluster_address'), '') or by_iface or by_default
+    return (_or(_get(variables, prefix + '_address'), '') or by_iface or by_default
             or (host if IP_PATTERN.match(host) else ''))
 
 
-def member_addresses(hosts, host_variables, interface=''):
+def member_addresses(hosts, host_variables, interface='', prefix='training_cluster'):
     """{host: address} for each of HOSTS in order, each read from HOST_VARIABLES[host] (``member_address``);
     '' for a member whose address is unknown."""
-    return dict((host, member_address(host_variables.get(host, {}), interface)) for host in hosts)
+    return dict((host, member_address(host_variables.get(host, {}), interface, prefix)) for host in hosts)
 
 
 def _unique(names):
