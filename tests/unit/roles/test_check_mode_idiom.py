@@ -26,7 +26,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.a
 FLAG_SET_FACTS = {
     ('vendor_repo', 'Tell the caller whether the repository changed and whether check mode waits for its index'),
     ('nvidia_driver', 'Compare the loaded kernel module with the installed driver'),  # reboot state, not check mode
-    ('nvidia_driver', 'Remember that the reboot loaded the installed driver'),  # reboot state, not check mode
+    ('nvidia_driver', 'Remember what the reboot loaded'),  # reboot state, not check mode
 }
 # Where tasks and handlers may read ansible_check_mode, and how often: the named cases of docs/development.md.
 CHECK_MODE_READS = {
