@@ -147,15 +147,40 @@ def test_a_node_drained_by_hand_stays_drained(host):
         host.run_expect([0], "scontrol update NodeName=%s State=RESUME" % c2)
 
 
+def submit(host, seconds):
+    """A batch job of SECONDS on c1, as the job user; its id."""
+    out = as_trainer(host, "sbatch --parsable -w %s -o /dev/null --wrap 'sleep %d'" % (name(C1), seconds)).stdout
+    job = out.strip().split(";")[0]
+    wait_for(lambda: host.run("squeue -h -j %s -t RUNNING", job).stdout.strip(), 60, "job %s running" % job)
+    return job
+
+
 def test_upgrade_driver_drains_and_undrains_through_the_real_slurmctld(host):
     c1 = name(C1)
+    job = submit(host, 20)
     rc, out = molecule_playbook(DRAIN, extra_vars={"gpuops_test_hook_step": "drain"})
     assert rc == 0, out
     try:
+        # The drain returned only once the job had ended: Slurm's own state, not the GPUs' (no process on them here).
+        assert host.run("squeue -h -j %s", job).stdout.strip() == "", "the drain did not wait for job %s" % job
         state, _gres, reason = sinfo(host)[c1]
-        assert "drain" in state and reason == "gpuops driver upgrade to 580", (state, reason)
+        assert state == "drained" and reason == "gpuops driver upgrade to 580", (state, reason)
     finally:
         rc, out = molecule_playbook(DRAIN, extra_vars={"gpuops_test_hook_step": "undrain"})
     assert rc == 0, out
     # Resumed: idle once slurmctld has heard from the node again ("idle*" until then).
+    wait_for(lambda: sinfo(host)[c1][0] == "idle", 120, lambda: "c1 resumed: %s" % sinfo(host)[c1])
+
+
+def test_upgrade_driver_refuses_to_begin_while_a_job_still_runs(host):
+    # Negative control of the wait: a job longer than the bound keeps the drain from finishing; the node stays drained.
+    c1 = name(C1)
+    job = submit(host, 300)
+    try:
+        rc, out = molecule_playbook(DRAIN, extra_vars={"gpuops_test_hook_step": "drain", "gpuops_test_wait_timeout": 6})
+        assert rc != 0 and "still runs jobs after 6 s" in out and "the upgrade did not begin" in out, out
+        assert sinfo(host)[c1][0] in ("draining", "drng"), sinfo(host)[c1]
+    finally:
+        host.run("scancel %s", job)
+        molecule_playbook(DRAIN, extra_vars={"gpuops_test_hook_step": "undrain"})
     wait_for(lambda: sinfo(host)[c1][0] == "idle", 120, lambda: "c1 resumed: %s" % sinfo(host)[c1])

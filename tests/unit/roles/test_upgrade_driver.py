@@ -63,19 +63,44 @@ def fake(tmp_path):
     return make
 
 
-def hook(ansible_play, extra):
+@pytest.fixture
+def fake_scontrol(tmp_path):
+    """scontrol at tmp_path/scontrol: `show node N -o` prints the node in STATE (not logged), anything else is logged
+    as by `fake`."""
+    def make(state='IDLE+DRAIN'):
+        path = tmp_path / 'scontrol'
+        path.write_text('#!/bin/sh\nif [ "$1" = show ]; then echo "NodeName=$3 Arch=x86_64 State=%s Partitions=gpu"; exit 0; fi\n'
+                        'echo "scontrol $*" >> "%s"\n' % (state, tmp_path / 'log'))
+        path.chmod(0o755)
+        return str(path)
+    return make
+
+
+def hook(ansible_play, extra, rc=0):
     # No sudo on the test machine: the hook's become (root on the host) goes through su, root to root.
     proc, _out = ansible_play(PLAY, extra=dict(extra, ansible_become_method='su'))
-    assert proc.returncode == 0, proc.stdout
+    assert (proc.returncode == 0) == (rc == 0), proc.stdout
+    hook.stdout = proc.stdout
     log = ansible_play.dir / 'log'
     return log.read_text().splitlines() if log.exists() else []
 
 
-def test_slurm_drains_with_the_reason_then_resumes(ansible_play, fake):
-    assert hook(ansible_play, {'gpuops_upgrade_drain': 'slurm', 'gpuops_upgrade_scontrol': fake('scontrol'),
+def test_slurm_drains_with_the_reason_then_resumes(ansible_play, fake_scontrol):
+    assert hook(ansible_play, {'gpuops_upgrade_drain': 'slurm', 'gpuops_upgrade_scontrol': fake_scontrol(),
                                'gpuops_upgrade_driver_branch': '570'}) == [
         'scontrol update nodename=localhost state=drain reason=gpuops driver upgrade to 570',
         'scontrol update nodename=localhost state=resume']
+
+
+@pytest.mark.parametrize('state', ['MIXED+DRAIN', 'ALLOCATED+DRAIN', 'IDLE+COMPLETING+DRAIN', 'IDLE'])
+def test_slurm_drain_waits_for_the_nodes_jobs_and_fails_closed(ansible_play, fake_scontrol, state):
+    # Jobs still on the node after the bound: the hook fails and the node stays drained (no resume in the log).
+    log = hook(ansible_play, {'gpuops_upgrade_drain': 'slurm', 'gpuops_upgrade_scontrol': fake_scontrol(state),
+                              'gpuops_upgrade_driver_branch': '570', 'gpuops_upgrade_wait_timeout': 2,
+                              'gpuops_upgrade_wait_delay': 1}, rc=1)
+    assert log == ['scontrol update nodename=localhost state=drain reason=gpuops driver upgrade to 570']
+    assert 'Slurm node localhost (localhost) still runs jobs after 2 s' in hook.stdout.replace('\n', ' ')
+    assert 'State=%s' % state in hook.stdout
 
 
 def test_kubernetes_cordons_drains_with_the_wait_timeout_then_uncordons(ansible_play, fake):
@@ -93,9 +118,9 @@ def test_a_command_hook_takes_an_argv_list_or_a_string_without_a_shell(ansible_p
         'hook drained a b', 'hook ready c d | true']
 
 
-def test_the_role_name_wins_over_the_playbook_name_and_none_runs_nothing(ansible_play, fake):
+def test_the_role_name_wins_over_the_playbook_name_and_none_runs_nothing(ansible_play, fake_scontrol):
     assert hook(ansible_play, {'gpuops_upgrade_drain': 'slurm', 'upgrade_driver_drain': 'none',
-                               'gpuops_upgrade_scontrol': fake('scontrol')}) == []
+                               'gpuops_upgrade_scontrol': fake_scontrol()}) == []
     assert hook(ansible_play, {'gpuops_upgrade_drain': 'none', 'upgrade_driver_drain': 'slurm', 'upgrade_driver_slurm_node': 'n1',
-                               'upgrade_driver_drain_reason': 'firmware', 'upgrade_driver_scontrol': fake('scontrol')}) == [
+                               'upgrade_driver_drain_reason': 'firmware', 'upgrade_driver_scontrol': fake_scontrol()}) == [
         'scontrol update nodename=n1 state=drain reason=firmware', 'scontrol update nodename=n1 state=resume']
