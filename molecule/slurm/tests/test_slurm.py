@@ -151,7 +151,11 @@ def submit(host, seconds):
     """A batch job of SECONDS on c1, as the job user; its id."""
     out = as_trainer(host, "sbatch --parsable -w %s -o /dev/null --wrap 'sleep %d'" % (name(C1), seconds)).stdout
     job = out.strip().split(";")[0]
-    wait_for(lambda: host.run("squeue -h -j %s -t RUNNING", job).stdout.strip(), 60, "job %s running" % job)
+
+    def running():
+        return host.run("squeue -h -j %s -t RUNNING", job).stdout.strip()
+
+    wait_for(running, 60, "job %s running" % job)
     return job
 
 
