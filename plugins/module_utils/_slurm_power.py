@@ -158,9 +158,9 @@ class DockerBackend(object):
     def stop(self, nodes):
         ended = []
         for node in nodes:
-            rc, _out, _err = self._run(node, ['container', 'inspect', '-f', '{{index .Config.Labels "%s"}}' % LABEL_CLUSTER,
-                                              node])
-            if rc == 0 and _out.strip() == self.cluster:
+            rc, label, _err = self._run(node, ['container', 'inspect', '-f', '{{index .Config.Labels "%s"}}' % LABEL_CLUSTER,
+                                               node])
+            if rc == 0 and label.strip() == self.cluster:
                 rc, out, err = self._run(node, ['rm', '-f', node])
                 if rc != 0:
                     raise PowerError('%s: docker rm failed: %s' % (node, (err or out).strip()))

@@ -8,6 +8,7 @@ import re
 import pytest
 import testinfra
 
+from ansible_collections.gpuops.gpu_server.tests.support.mpi import ALLREDUCE, allreduce_line
 from ansible_collections.gpuops.gpu_server.tests.support.playbook import molecule_playbook
 from ansible_collections.gpuops.gpu_server.tests.support.waiting import wait_for
 
@@ -16,16 +17,6 @@ C1 = testinfra.get_host("docker://gpuops-slurm-c1")
 C2 = testinfra.get_host("docker://gpuops-slurm-c2")
 KERNEL_LOG = "/var/log/gpuops-fake-kernel.log"
 DRAIN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "drain.yml")
-# Each rank adds rank + 1 and names its host: 1 + 2 = 3 on two nodes.
-ALLREDUCE = """
-import socket
-from mpi4py import MPI
-comm = MPI.COMM_WORLD
-total = comm.allreduce(comm.Get_rank() + 1, op=MPI.SUM)
-hosts = comm.allgather(socket.gethostname())
-if comm.Get_rank() == 0:
-    print("size=%d sum=%d hosts=%s" % (comm.Get_size(), total, ",".join(sorted(set(hosts)))))
-"""
 # Opens every GPU device file: ENXIO where the job may (no driver behind the file), EPERM where its cgroup denies it.
 OPEN_GPUS = """
 import errno, os
@@ -95,7 +86,7 @@ def test_firewall_opens_slurms_ports_to_the_cluster_only(host):
 def test_allreduce_with_srun_across_two_hardened_nodes(host, scripts):
     run = as_trainer(host, "srun -N2 --ntasks-per-node=1 python3 /home/trainer/allreduce.py", 240)
     assert run.rc == 0, run.stdout + run.stderr
-    assert "size=2 sum=3 hosts=%s" % ",".join(sorted((name(C1), name(C2)))) in run.stdout, run.stdout + run.stderr
+    assert allreduce_line([name(C1), name(C2)]) in run.stdout, run.stdout + run.stderr
 
 
 def test_gpu_jobs_are_placed_by_their_gres_count(host):

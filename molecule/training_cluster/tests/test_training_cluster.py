@@ -5,6 +5,7 @@ import re
 import pytest
 import testinfra
 
+from ansible_collections.gpuops.gpu_server.tests.support.mpi import ALLREDUCE, allreduce_line
 from ansible_collections.gpuops.gpu_server.tests.support.waiting import wait_for
 
 testinfra_hosts = ["docker://gpuops-training_cluster-m1"]
@@ -12,16 +13,6 @@ M2 = testinfra.get_host("docker://gpuops-training_cluster-m2")
 OUTSIDER = testinfra.get_host("docker://gpuops-training_cluster-outsider")
 RENDEZVOUS = 29500
 RANGE = (29510, 29599)
-# Each rank adds rank + 1 and names its host: 1 + 2 = 3 on two hosts.
-ALLREDUCE = """
-import socket
-from mpi4py import MPI
-comm = MPI.COMM_WORLD
-total = comm.allreduce(comm.Get_rank() + 1, op=MPI.SUM)
-hosts = comm.allgather(socket.gethostname())
-if comm.Get_rank() == 0:
-    print("size=%d sum=%d hosts=%s" % (comm.Get_size(), total, ",".join(sorted(set(hosts)))))
-"""
 MPIRUN = "mpirun -H node1,node2 -np 2 --mca btl tcp,self"
 
 
@@ -75,8 +66,7 @@ def test_allreduce_across_the_two_hardened_members(host, script):
     run = as_mpiuser(host, "%s %s" % (MPIRUN, script), 240)
     assert run.rc == 0, run.stdout + run.stderr
     # Docker drops the underscore from the container names in their hostnames: ask each member.
-    hosts = ",".join(sorted(member.check_output("hostname") for member in (host, M2)))
-    assert "size=2 sum=3 hosts=%s" % hosts in run.stdout, run.stdout + run.stderr
+    assert allreduce_line([member.check_output("hostname") for member in (host, M2)]) in run.stdout, run.stdout + run.stderr
 
 
 def test_a_member_reaches_the_rendezvous_port_and_the_range_the_outsider_does_not(host):
