@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
-"""Filters slurm_node_lines, slurm_gres_lines and slurm_gres (documented in their .yml files): thin wrappers of
+"""Filters slurm_node_lines, slurm_gres_lines, slurm_gres, slurm_cloud_problems and slurm_cloud_config (documented in their .yml files): thin wrappers of
 plugins/module_utils/_slurm.py."""
 
 from __future__ import (absolute_import, division, print_function)
@@ -57,6 +57,22 @@ def slurm_gres(gpus):
     return _slurm.gres(gpus)
 
 
+def slurm_cloud_problems(entries):
+    """What is wrong with ENTRIES (the slurm role's slurm_cloud_nodes), a sentence each; [] when nothing is."""
+    return _slurm.cloud_node_problems(entries)
+
+
+def slurm_cloud_config(entries, default_partition):
+    """The CLOUD nodes of ENTRIES as slurm.conf and gres.conf lines: {nodes, gres, partitions, names}."""
+    try:
+        config = _slurm.cloud_config(entries, default_partition)
+    except ValueError as e:
+        raise AnsibleFilterError('slurm_cloud_config: %s' % e)
+    config['partitions'] = [list(p) for p in config['partitions']]
+    return config
+
+
 class FilterModule(object):
     def filters(self):
-        return {'slurm_node_lines': slurm_node_lines, 'slurm_gres_lines': slurm_gres_lines, 'slurm_gres': slurm_gres}
+        return {'slurm_node_lines': slurm_node_lines, 'slurm_gres_lines': slurm_gres_lines, 'slurm_gres': slurm_gres,
+                'slurm_cloud_problems': slurm_cloud_problems, 'slurm_cloud_config': slurm_cloud_config}

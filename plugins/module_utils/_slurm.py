@@ -13,6 +13,9 @@
   HealthCheckProgram) reads from ``scontrol show node -o`` and what it does: drain a node whose GPUs fail
   gpu_health, with the reason, and resume one that it drained itself once they pass again; never touch a node that
   someone else drained.
+- ``cloud_node_problems`` / ``cloud_config``: the CLOUD nodes of Slurm's power saving (the slurm role's
+  slurm_cloud_nodes) as slurm.conf's NodeName and PartitionName lines and the controller's gres.conf;
+  ``gres_gpu_count``: the GPUs ``scontrol show node`` says a node has (a CLOUD node's first-boot check).
 
 Slurm's formats are from its man pages (slurm.conf(5), gres.conf(5), slurmd(8) ``-C``, scontrol(1)), Slurm 22.05 to
 25.05. Used by the slurm filters (plugins/filter/slurm.py) on the control node and by the health check on the nodes.
@@ -31,6 +34,8 @@ import re
 HARDWARE_KEYS = ('CPUs', 'Boards', 'SocketsPerBoard', 'CoresPerSocket', 'ThreadsPerCore', 'RealMemory')
 # The reason the health check gives its drains: a node drained with another reason is someone else's to resume.
 REASON_PREFIX = 'gpuops gpu_health'
+# The reason of a CLOUD node that failed its first-boot check (gpuops-slurm-health --first-boot): drained and released.
+FIRST_BOOT_PREFIX = 'gpuops first boot'
 # scontrol's reason field is free text, but it is passed on one command line: keep it short and printable.
 REASON_MAX = 200
 _TYPE_BAD = re.compile(r'[^a-z0-9_.-]+')
@@ -122,6 +127,15 @@ def parse_node_state(text):
     return {'state': [f.upper() for f in flags], 'reason': reason.group(1).strip() if reason else ''}
 
 
+def failure_reason(result, prefix=REASON_PREFIX):
+    """scontrol's Reason= for RESULT (gpu_health's evaluate): PREFIX and the failing checks' messages, printable and at
+    most REASON_MAX characters."""
+    messages = [c.get('message', '') for c in result.get('failing', []) if c.get('status') == 'fail']
+    reason = '%s: %s' % (prefix, '; '.join(m for m in messages if m) or 'failed')
+    reason = re.sub(r'[^\x20-\x7e]+', ' ', reason)
+    return reason if len(reason) <= REASON_MAX else reason[:REASON_MAX - 3] + '...'
+
+
 def _drained(node):
     return any(f in ('DRAIN', 'DRAINED', 'DRAINING') for f in node['state'])
 
@@ -135,10 +149,113 @@ def health_action(result, node):
     if failed:
         if _drained(node):
             return (None, 'already drained: %s' % (node.get('reason') or 'no reason'))
-        messages = [c.get('message', '') for c in result.get('failing', []) if c.get('status') == 'fail']
-        reason = '%s: %s' % (REASON_PREFIX, '; '.join(m for m in messages if m) or 'failed')
-        reason = re.sub(r'[^\x20-\x7e]+', ' ', reason)
-        return ('drain', reason if len(reason) <= REASON_MAX else reason[:REASON_MAX - 3] + '...')
+        return ('drain', failure_reason(result))
     if _drained(node) and ours:
         return ('resume', '')
     return (None, 'healthy' if not _drained(node) else 'drained by someone else: %s' % node.get('reason'))
+
+
+# Slurm power saving's CLOUD nodes (slurm.conf(5) NodeName State=CLOUD; "Slurm Power Saving Guide", "Slurm Elastic
+# Computing"): nodes that exist only while jobs need them. Each entry of the slurm role's slurm_cloud_nodes names a
+# hostlist of nodes of one shape; Slurm cannot read their hardware before they exist, so the entry gives it.
+CLOUD_NAMES = re.compile(r'^[a-z][a-z0-9-]*(\[\d+(-\d+)?(,\d+(-\d+)?)*\])?[a-z0-9-]*$')
+_PARTITION = re.compile(r'^[A-Za-z0-9_.-]+$')
+
+
+def _positive_int(value, minimum):
+    try:
+        return int(value) >= minimum and not isinstance(value, bool)
+    except (TypeError, ValueError):
+        return False
+
+
+def cloud_node_problems(entries):
+    """What is wrong with ENTRIES (slurm_cloud_nodes), one sentence each; [] when nothing is."""
+    problems = []
+    if not isinstance(entries, list):
+        return ['slurm_cloud_nodes must be a list of node groups, got %r' % (entries,)]
+    seen = set()
+    for i, entry in enumerate(entries):
+        where = 'slurm_cloud_nodes[%d]' % i
+        if not isinstance(entry, dict):
+            problems.append('%s must be a dict (names, cpus, real_memory, ...), got %r' % (where, entry))
+            continue
+        names = entry.get('names')
+        if not isinstance(names, str) or not CLOUD_NAMES.match(names):
+            problems.append('%s.names must be a node name or a hostlist such as gpu-cloud[1-4] (lower case), got %r'
+                            % (where, names))
+        elif names in seen:
+            problems.append('%s.names %s is given twice' % (where, names))
+        else:
+            seen.add(names)
+        for key in ('cpus', 'real_memory'):
+            if not _positive_int(entry.get(key), 1):
+                problems.append('%s.%s must be a whole number of at least 1 (slurmd -C on an instance of the template '
+                                'prints it), got %r' % (where, key, entry.get(key)))
+        gpus = entry.get('gpus', 0)
+        if not _positive_int(gpus, 0):
+            problems.append('%s.gpus must be a whole number, got %r' % (where, gpus))
+        elif int(gpus) > 0 and (not isinstance(entry.get('gpu_type'), str)
+                                or gres_type(entry.get('gpu_type')) != entry.get('gpu_type')):
+            problems.append('%s.gpu_type must be the GPUs\' GRES type in lower case (h200, a100), as the static '
+                            'nodes\' gres.conf names it, got %r' % (where, entry.get('gpu_type')))
+        partition = entry.get('partition')
+        if partition is not None and (not isinstance(partition, str) or not _PARTITION.match(partition)):
+            problems.append('%s.partition must be a plain partition name, got %r' % (where, partition))
+    return problems
+
+
+def cloud_node_line(entry):
+    """slurm.conf's NodeName= line of ENTRY (one slurm_cloud_nodes group): its shape, GRES, features, State=CLOUD."""
+    parts = ['NodeName=%s' % entry['names'], 'CPUs=%d' % int(entry['cpus']),
+             'RealMemory=%d' % int(entry['real_memory'])]
+    if int(entry.get('gpus', 0)):
+        parts.append('Gres=gpu:%s:%d' % (entry['gpu_type'], int(entry['gpus'])))
+    if entry.get('features'):
+        parts.append('Features=%s' % ','.join(entry['features']))
+    parts.append('State=CLOUD')
+    return ' '.join(parts)
+
+
+def cloud_gres_line(entry, device_dir='/dev'):
+    """gres.conf's line for ENTRY's GPUs (the controller's gres.conf, which configless slurmd fetches): the device
+    files nvidia0 to nvidia<gpus-1>; None for a group without GPUs."""
+    count = int(entry.get('gpus', 0))
+    if not count:
+        return None
+    files = 'nvidia0' if count == 1 else 'nvidia[0-%d]' % (count - 1)
+    return 'NodeName=%s Name=gpu Type=%s File=%s/%s' % (entry['names'], entry['gpu_type'], device_dir.rstrip('/'), files)
+
+
+def cloud_config(entries, default_partition):
+    """{'nodes': [NodeName lines], 'gres': [gres.conf lines], 'partitions': [(partition, 'hostlist,hostlist')],
+    'names': 'hostlist,...'} of ENTRIES (slurm_cloud_nodes), each group in its partition or DEFAULT_PARTITION."""
+    problems = cloud_node_problems(entries)
+    if problems:
+        raise ValueError('; '.join(problems))
+    partitions = []
+    for entry in entries:
+        name = entry.get('partition') or default_partition
+        for held in partitions:
+            if held[0] == name:
+                held[1].append(entry['names'])
+                break
+        else:
+            partitions.append((name, [entry['names']]))
+    return {'nodes': [cloud_node_line(e) for e in entries],
+            'gres': [line for line in (cloud_gres_line(e) for e in entries) if line],
+            'partitions': [(name, ','.join(names)) for name, names in partitions],
+            'names': ','.join(e['names'] for e in entries)}
+
+
+def gres_gpu_count(text):
+    """The number of GPUs in the Gres= field of ``scontrol show node NAME -o`` TEXT ('gpu:h200:8(S:0-1)' -> 8); 0
+    where it has none ('(null)')."""
+    field = re.search(r'(?:^|\s)Gres=(\S+)', text or '')
+    total = 0
+    for item in (field.group(1).split(',') if field else []):
+        parts = re.sub(r'\(.*$', '', item).split(':')
+        if parts[0] == 'gpu':
+            # gpu, gpu:<type> (one each) or gpu[:<type>]:<count>
+            total += int(parts[-1]) if len(parts) >= 2 and parts[-1].isdigit() else 1
+    return total

@@ -20,6 +20,12 @@ another, and a suspend ends only the cluster's own instances:
 - ``DockerBackend``: a container per node (``docker run``, named after the node, labelled with the cluster) on one
   Docker network; its address is its address on that network. Suspend: ``docker rm -f``.
 
+First boot: each backend hands the new instance the user-data of the settings, with ``@GPUOPS_SLURM_NODE@`` replaced by
+the node's name (``node_user_data``): EC2 as the instance's user-data, which cloud-init runs; Docker as the file
+``/var/lib/gpuops/slurm-user-data`` in the container before it starts, which the node image's
+gpuops-slurm-first-boot.service runs (the slurm role's cloud_image entry point). The script joins the node to the
+cluster (roles/slurm/templates/slurm-user-data.j2).
+
 Used by the slurm role's gpuops-slurm-power (roles/slurm/files/gpuops-slurm-power.py) on the controller. The EC2
 client comes from the caller (boto3 there, moto in the unit tests).
 
@@ -30,6 +36,8 @@ from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 import json
+import os
+import tempfile
 
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _command
 
@@ -38,10 +46,18 @@ TAG_CLUSTER = 'gpuops:slurm-cluster'
 LABEL_CLUSTER = 'gpuops.slurm-cluster'
 # EC2 instance states that hold (or will hold) the node: a resume reuses such an instance, a suspend ends it.
 EC2_LIVE_STATES = ('pending', 'running', 'stopping', 'stopped')
+# The placeholder of the node's name in the user-data, and where the Docker backend puts the user-data.
+NODE_PLACEHOLDER = '@GPUOPS_SLURM_NODE@'
+DOCKER_USER_DATA = '/var/lib/gpuops/slurm-user-data'
 
 
 class PowerError(Exception):
     """A backend could not start or end a node's instance; the message names the node and the cause."""
+
+
+def node_user_data(template, node):
+    """The user-data of NODE: TEMPLATE with each NODE_PLACEHOLDER replaced by the node's name ('' stays '')."""
+    return (template or '').replace(NODE_PLACEHOLDER, node)
 
 
 class Ec2Backend(object):
@@ -84,7 +100,7 @@ class Ec2Backend(object):
                        'TagSpecifications': [{'ResourceType': 'instance',
                                               'Tags': [{'Key': k, 'Value': v} for k, v in sorted(tags.items())]}]}
             if self.user_data:
-                request['UserData'] = self.user_data
+                request['UserData'] = node_user_data(self.user_data, node)
             if self.subnet_id:
                 request['SubnetId'] = self.subnet_id
             try:
@@ -110,10 +126,13 @@ class Ec2Backend(object):
 class DockerBackend(object):
     """CLOUD nodes as containers of one image on one Docker network (the test backend, and a lab's)."""
 
-    def __init__(self, cluster, image, network, run_args=(), docker='docker', runner=None, timeout=120):
+    def __init__(self, cluster, image, network, run_args=(), docker='docker', runner=None, timeout=120, user_data='',
+                 command=()):
         if not image or not network:
             raise PowerError('the docker backend needs an image and a network')
         self.cluster = cluster
+        self.user_data = user_data
+        self.command = list(command)
         self.image = image
         self.network = network
         self.run_args = list(run_args)
@@ -145,15 +164,35 @@ class DockerBackend(object):
         if address is None or why:
             if why == 'not running':
                 self._run(node, ['rm', '-f', node])
-            argv = (['run', '-d', '--name', node, '--hostname', node, '--network', self.network,
-                     '--label', '%s=%s' % (LABEL_CLUSTER, self.cluster)] + self.run_args + [self.image])
-            rc, out, err = self._run(node, argv)
-            if rc != 0:
-                raise PowerError('%s: docker run failed: %s' % (node, (err or out).strip()))
+            self._create(node)
             address, why = self._address(node)
         if not address:
             raise PowerError('%s: the container has no address on network %s (%s)' % (node, self.network, why))
         return address
+
+    def _create(self, node):
+        """Create NODE's container, give it its user-data, start it."""
+        argv = (['create', '--name', node, '--hostname', node, '--network', self.network,
+                 '--label', '%s=%s' % (LABEL_CLUSTER, self.cluster)] + self.run_args + [self.image] + self.command)
+        rc, out, err = self._run(node, argv)
+        if rc != 0:
+            raise PowerError('%s: docker create failed: %s' % (node, (err or out).strip()))
+        steps = []
+        if self.user_data:
+            with tempfile.NamedTemporaryFile('w', prefix='gpuops-user-data-', delete=False) as f:
+                f.write(node_user_data(self.user_data, node))
+            os.chmod(f.name, 0o700)
+            steps.append(('docker cp', ['cp', f.name, '%s:%s' % (node, DOCKER_USER_DATA)]))
+        steps.append(('docker start', ['start', node]))
+        try:
+            for what, step in steps:
+                rc, out, err = self._run(node, step)
+                if rc != 0:
+                    self._run(node, ['rm', '-f', node])
+                    raise PowerError('%s: %s failed: %s' % (node, what, (err or out).strip()))
+        finally:
+            if self.user_data:
+                os.unlink(f.name)
 
     def stop(self, nodes):
         ended = []

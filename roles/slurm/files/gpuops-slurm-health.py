@@ -12,6 +12,12 @@ starts no new job there and the reason shows in ``sinfo -R``. Where they pass an
 program's reason, it resumes the node; a node drained by someone else stays drained. A node without GPUs (an expected
 count of 0) has nothing to check.
 
+First boot of a CLOUD node (``--first-boot NODE``, run by the node's user-data before slurmd starts): the GPUs the
+controller expects of NODE (``scontrol show node``'s Gres=) are checked the same way. A node that fails is drained with
+the reason and powered down (``State=POWER_DOWN_FORCE``: Slurm's SuspendProgram releases it, its job goes back to the
+queue) and slurmd is never started, so it gets no job. A node that passes has its settings written (node_name,
+expected_gpu_count) for the periodic check.
+
 Settings: a JSON file (``--config``, written by the role): node_name, expected_gpu_count, nvidia_smi, scontrol,
 check_kernel_log, kernel_log_path (a file to read instead of the kernel log, for tests), thresholds, timeout.
 Prints one line and exits 0 when the node is healthy, 1 when it is not (Slurm logs the exit code only).
@@ -71,13 +77,48 @@ def _call(runner, argv, timeout):
         return 1, '', str(e)
 
 
+def first_boot(args, config, runner):
+    """Check a CLOUD node before it joins: 0 and its settings written where it passes, 1 (drained and powered down)
+    where it fails or the controller cannot be asked."""
+    node, scontrol = args.first_boot, config.get('scontrol', 'scontrol')
+    timeout = config.get('timeout', 60)
+    rc, out, err = _call(runner, [scontrol, 'show', 'node', node, '-o'], timeout)
+    if rc != 0:
+        print('gpuops-slurm-health: %s: first boot: scontrol show node failed: %s' % (node, (err or out).strip()))
+        return 1
+    config = dict(config, node_name=node, expected_gpu_count=_slurm.gres_gpu_count(out))
+    result = judge(config, runner)
+    if result['status'] == _health.FAIL:
+        why = _slurm.failure_reason(result, _slurm.FIRST_BOOT_PREFIX)
+        outcome = []
+        # DOWN with the reason (its job goes back to the queue), then powered down (SuspendProgram ends the instance):
+        # the node stays DOWN+POWERED_DOWN, the state Slurm gives a node that fails to resume, and is not started again
+        # until an administrator resumes it. (POWER_DOWN_FORCE would reset it to IDLE, drained or not, and Slurm would
+        # start it again for the same job: seen with Slurm 22.05.)
+        for fields in (['State=DOWN', 'Reason=%s' % why], ['State=POWER_DOWN', 'Reason=%s' % why]):
+            rc, out, err = _call(runner, [scontrol, 'update', 'NodeName=%s' % node] + fields, timeout)
+            outcome.append('%s %s' % (fields[0], 'done' if rc == 0 else 'FAILED: %s' % (err or out).strip()))
+        print('gpuops-slurm-health: %s: %s; not joining (%s)' % (node, why, ', '.join(outcome)))
+        return 1
+    with open(args.config + '.new', 'w') as f:
+        json.dump(config, f, indent=2, sort_keys=True)
+        f.write('\n')
+    os.rename(args.config + '.new', args.config)
+    print('gpuops-slurm-health: %s: first boot: %s, %d GPU(s) as expected'
+          % (node, result['status'], config['expected_gpu_count']))
+    return 0
+
+
 def main(argv=None, runner=_command.run):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--config', default='/etc/gpuops/slurm-health.json')
     parser.add_argument('--dry-run', action='store_true', help='judge and print; drain and resume nothing')
+    parser.add_argument('--first-boot', metavar='NODE', help='check CLOUD node NODE before slurmd starts')
     args = parser.parse_args(argv)
     with open(args.config) as f:
         config = json.load(f)
+    if args.first_boot:
+        return first_boot(args, config, runner)
     node, scontrol = config['node_name'], config.get('scontrol', 'scontrol')
     timeout = config.get('timeout', 60)
     result = judge(config, runner)

@@ -12,8 +12,9 @@ with the reason (``State=POWER_DOWN_FORCE``), so that its jobs go back to the qu
 ResumeTimeout. Suspend ends the cluster's instances of the nodes. The backends and their rules are the collection's
 (plugins/module_utils/_slurm_power.py, copied next to this script).
 
-Settings: a JSON file (``--config``, written by the role): cluster, backend (ec2 or docker), scontrol, log, and the
-backend's own: ec2 {region, launch_template, subnet_id, user_data_file, tags}, docker {image, network, run_args}.
+Settings: a JSON file (``--config``, written by the role): cluster, backend (ec2 or docker), scontrol, log,
+user_data_file (the first-boot script each new node gets), and the backend's own: ec2 {region, launch_template,
+subnet_id, tags}, docker {image, network, run_args, command, docker}.
 Each run appends one line per node to the log. Exit status 1 when a node failed.
 Deployed by gpuops.gpu_server.slurm; do not edit on the host.
 """
@@ -33,23 +34,24 @@ from ansible_collections.gpuops.gpu_server.plugins.module_utils import _slurm_po
 
 
 def backend_of(config, runner):
-    """The backend the settings name."""
+    """The backend the settings name, with the first-boot user-data of the settings' user_data_file."""
     kind = config.get('backend')
+    user_data = ''
+    if config.get('user_data_file'):
+        with open(config['user_data_file']) as f:
+            user_data = f.read()
     if kind == 'ec2':
         import boto3  # pylint: disable=import-outside-toplevel,import-error  # only where the EC2 backend is used
         ec2 = config.get('ec2') or {}
-        user_data = ''
-        if ec2.get('user_data_file'):
-            # boto3 base64-encodes UserData itself.
-            with open(ec2['user_data_file']) as f:
-                user_data = f.read()
+        # boto3 base64-encodes UserData itself.
         client = boto3.client('ec2', region_name=ec2.get('region') or None)
         return _slurm_power.Ec2Backend(client, config['cluster'], ec2.get('launch_template', ''), user_data,
                                        ec2.get('subnet_id', ''), ec2.get('tags'))
     if kind == 'docker':
         docker = config.get('docker') or {}
         return _slurm_power.DockerBackend(config['cluster'], docker.get('image', ''), docker.get('network', ''),
-                                          docker.get('run_args', ()), docker.get('docker', 'docker'), runner)
+                                          docker.get('run_args', ()), docker.get('docker', 'docker'), runner,
+                                          user_data=user_data, command=docker.get('command', ()))
     raise _slurm_power.PowerError('unknown backend %r: ec2 or docker' % (kind,))
 
 
@@ -104,7 +106,13 @@ def main(argv=None, runner=_command.run):
     if config.get('log'):
         with open(config['log'], 'a') as f:
             f.write(text)
-    sys.stdout.write(text)
+    # slurmctld runs the program with its standard streams closed (sys.stdout is None then): the log is the record.
+    if sys.stdout is not None:
+        try:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            pass
     return 1 if failed else 0
 
 

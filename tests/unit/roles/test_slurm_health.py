@@ -107,3 +107,34 @@ def test_an_unreadable_kernel_log_warns_but_does_not_drain(health, tmp_path):
     open(config, 'w').write(json.dumps(data))
     assert health.main(['--config', config]) == 0
     assert calls(log) == ['show node c1 -o']
+
+
+def test_first_boot_writes_the_settings_of_a_node_with_the_gpus_the_controller_expects(health, tmp_path, capsys):
+    config, log = setup(tmp_path, state='State=IDLE+CLOUD+POWERING_UP Gres=gpu:h200:8(S:0-1)', expected=0)
+    assert health.main(['--config', config, '--first-boot', 'cloud1']) == 0
+    assert calls(log) == ['show node cloud1 -o']
+    written = json.loads(open(config).read())
+    assert (written['node_name'], written['expected_gpu_count']) == ('cloud1', 8)
+    assert 'cloud1: first boot: warn, 8 GPU(s) as expected' in capsys.readouterr().out
+
+
+def test_first_boot_of_a_node_without_its_gpus_sets_it_down_and_powers_it_down(health, tmp_path, capsys):
+    # Negative control of the test above: the same capture, a node the controller expects nine GPUs of.
+    config, log = setup(tmp_path, state='State=IDLE+CLOUD+POWERING_UP Gres=gpu:h200:9', expected=0)
+    before = open(config).read()
+    assert health.main(['--config', config, '--first-boot', 'cloud1']) == 1
+    reason = 'Reason=gpuops first boot: nvidia-smi describes 8 GPUs, expected 9'
+    # DOWN, then powered down: the node stays DOWN+POWERED_DOWN (POWER_DOWN_FORCE would reset it to IDLE).
+    assert calls(log)[1:] == ['update NodeName=cloud1 State=DOWN ' + reason,
+                              'update NodeName=cloud1 State=POWER_DOWN ' + reason]
+    assert open(config).read() == before
+    assert 'not joining (State=DOWN done, State=POWER_DOWN done)' in capsys.readouterr().out
+
+
+def test_first_boot_without_the_controller_does_not_join(health, tmp_path, capsys):
+    config, _log = setup(tmp_path, expected=0)
+    settings = json.loads(open(config).read())
+    settings['scontrol'] = str(tmp_path / 'no-scontrol')
+    open(config, 'w').write(json.dumps(settings))
+    assert health.main(['--config', config, '--first-boot', 'cloud1']) == 1
+    assert 'first boot: scontrol show node failed' in capsys.readouterr().out

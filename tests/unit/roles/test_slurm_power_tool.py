@@ -75,3 +75,11 @@ def test_an_unknown_backend_is_said_not_raised(tool, tmp_path, capsys):
     runner = Runner(FakeDocker(), {'cloud1': ['cloud1']})
     assert tool.main(['resume', 'cloud1', '--config', str(config)], runner) == 1
     assert "unknown backend 'gce': ec2 or docker" in capsys.readouterr().out
+
+
+def test_closed_standard_streams_do_not_fail_a_resume(tool, tmp_path, monkeypatch):
+    # slurmctld starts ResumeProgram with its standard streams closed: Python's sys.stdout is None then.
+    monkeypatch.setattr(tool.sys, 'stdout', None)
+    runner = Runner(FakeDocker(), {'cloud1': ['cloud1']})
+    assert tool.main(['resume', 'cloud1', '--config', write_config(tmp_path)], runner) == 0
+    assert (tmp_path / 'power.log').read_text().rstrip().endswith('resume cloud1 up at 172.30.0.10')

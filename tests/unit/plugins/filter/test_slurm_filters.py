@@ -44,3 +44,13 @@ def test_gres_and_gres_lines():
             function(['NVIDIA H200'])
         with pytest.raises(AnsibleFilterError, match='expected a list'):
             function('NVIDIA H200')
+
+
+def test_cloud_config_and_its_problems():
+    filters = slurm.FilterModule().filters()
+    groups = [{'names': 'cloud[1-2]', 'cpus': 1, 'real_memory': 500}]
+    assert filters['slurm_cloud_problems'](groups) == []
+    config = filters['slurm_cloud_config'](groups, 'cloud')
+    assert config['partitions'] == [['cloud', 'cloud[1-2]']] and config['gres'] == []
+    with pytest.raises(AnsibleFilterError, match=r'slurm_cloud_config: slurm_cloud_nodes\[0\].cpus must be'):
+        filters['slurm_cloud_config']([{'names': 'c1', 'cpus': 'x', 'real_memory': 1}], 'cloud')

@@ -8,6 +8,7 @@ TerminateInstances) and as containers (a fake docker), and resume's handling of 
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
+import base64
 import json
 
 import pytest
@@ -77,15 +78,19 @@ def test_a_launch_template_that_does_not_exist_fails_that_node_only(ec2):
 
 
 class FakeDocker(object):
-    """docker container inspect / run / rm over a dict of containers, each {labels, running, address}."""
+    """docker container inspect / create / cp / start / rm over a dict of containers, each {labels, running, address,
+    files}; FAIL names a verb that fails."""
 
-    def __init__(self, containers=None):
+    def __init__(self, containers=None, fail=None):
         self.containers = containers or {}
         self.calls = []
+        self.fail = fail
 
     def __call__(self, argv, timeout=None):
         self.calls.append(argv[1:])
         verb, name = argv[1], argv[-1]
+        if verb == self.fail:
+            return 1, '', '%s: boom' % verb
         if argv[1:3] == ['container', 'inspect']:
             c = self.containers.get(name)
             if c is None:
@@ -94,12 +99,19 @@ class FakeDocker(object):
                 return 0, c['labels'].get(_slurm_power.LABEL_CLUSTER, '') + '\n', ''
             return 0, json.dumps([{'Config': {'Labels': c['labels']}, 'State': {'Running': c['running']},
                                    'NetworkSettings': {'Networks': {'slurm': {'IPAddress': c['address']}}}}]), ''
-        if verb == 'run':
+        if verb == 'create':
             node = argv[argv.index('--name') + 1]
             label = argv[argv.index('--label') + 1].split('=', 1)
-            self.containers[node] = {'labels': {label[0]: label[1]}, 'running': True,
-                                     'address': '172.30.0.%d' % (10 + len(self.containers))}
+            self.containers[node] = {'labels': {label[0]: label[1]}, 'running': False, 'address': '', 'files': {}}
             return 0, 'abc123\n', ''
+        if verb == 'cp':
+            node, path = argv[3].split(':', 1)
+            with open(argv[2]) as f:
+                self.containers[node]['files'][path] = f.read()
+            return 0, '', ''
+        if verb == 'start':
+            self.containers[name].update(running=True, address='172.30.0.%d' % (9 + len(self.containers)))
+            return 0, name + '\n', ''
         if verb == 'rm':
             self.containers.pop(name, None)
             return 0, name + '\n', ''
@@ -108,12 +120,42 @@ class FakeDocker(object):
 
 def test_docker_resume_runs_a_labelled_container_and_reuses_a_running_one():
     docker = FakeDocker()
-    backend = _slurm_power.DockerBackend('gpuops', 'local/node:latest', 'slurm', ['--cap-add', 'SYS_ADMIN'], runner=docker)
+    backend = _slurm_power.DockerBackend('gpuops', 'local/node:latest', 'slurm', ['--cap-add', 'SYS_ADMIN'], runner=docker,
+                                         command=['/lib/systemd/systemd'])
     assert backend.start('cloud1') == '172.30.0.10'
-    run = [c for c in docker.calls if c[0] == 'run'][0]
-    assert run[-3:] == ['--cap-add', 'SYS_ADMIN', 'local/node:latest'] and '--hostname' in run
+    create = [c for c in docker.calls if c[0] == 'create'][0]
+    assert create[-4:] == ['--cap-add', 'SYS_ADMIN', 'local/node:latest', '/lib/systemd/systemd'] and '--hostname' in create
+    assert docker.containers['cloud1']['files'] == {}
     assert backend.start('cloud1') == '172.30.0.10'
-    assert len([c for c in docker.calls if c[0] == 'run']) == 1
+    assert len([c for c in docker.calls if c[0] == 'create']) == 1
+
+
+def test_docker_gives_each_node_its_own_user_data_before_it_starts():
+    docker = FakeDocker()
+    template = '#!/bin/sh\nexec join %s\n' % _slurm_power.NODE_PLACEHOLDER
+    backend = _slurm_power.DockerBackend('gpuops', 'img', 'slurm', runner=docker, user_data=template)
+    backend.start('cloud1')
+    backend.start('cloud2')
+    assert docker.containers['cloud2']['files'] == {_slurm_power.DOCKER_USER_DATA: '#!/bin/sh\nexec join cloud2\n'}
+    verbs = [c[0] for c in docker.calls if c[0] in ('create', 'cp', 'start')]
+    assert verbs == ['create', 'cp', 'start'] * 2
+
+
+def test_docker_removes_a_container_that_did_not_start():
+    docker = FakeDocker(fail='start')
+    backend = _slurm_power.DockerBackend('gpuops', 'img', 'slurm', runner=docker, user_data='#!/bin/sh\n')
+    with pytest.raises(_slurm_power.PowerError, match='cloud1: docker start failed: start: boom'):
+        backend.start('cloud1')
+    assert docker.containers == {}
+
+
+def test_ec2_gives_each_instance_its_nodes_user_data(ec2):
+    client, template = ec2
+    backend = _slurm_power.Ec2Backend(client, 'gpuops', template, user_data='node=%s\n' % _slurm_power.NODE_PLACEHOLDER)
+    _slurm_power.resume(['cloud7'], backend, lambda n, a: None)
+    instance = live(client)[('gpuops', 'cloud7')][0]
+    data = client.describe_instance_attribute(InstanceId=instance['InstanceId'], Attribute='userData')
+    assert base64.b64decode(data['UserData']['Value']) == b'node=cloud7\n'
 
 
 def test_docker_replaces_a_stopped_container_and_leaves_another_clusters_alone():

@@ -123,3 +123,56 @@ def test_a_healed_node_that_this_check_drained_is_resumed():
     assert _slurm.health_action(HEALTHY, _slurm.parse_node_state(OURS)) == ('resume', '')
     # warn is not fail: a warning never drains, and it resumes a node the check drained.
     assert _slurm.health_action({'status': 'warn', 'failing': []}, _slurm.parse_node_state(OURS)) == ('resume', '')
+
+
+CLOUD = [{'names': 'gpu-cloud[1-4]', 'cpus': 96, 'real_memory': 1900000, 'gpus': 8, 'gpu_type': 'h200',
+          'features': ['cloud', 'h200']},
+         {'names': 'cpu-cloud1', 'cpus': 4, 'real_memory': 15000},
+         {'names': 'big[1-2]', 'cpus': 192, 'real_memory': 2000000, 'gpus': 1, 'gpu_type': 'h200', 'partition': 'big'}]
+
+
+def test_cloud_config_gives_slurm_conf_and_gres_conf_lines():
+    config = _slurm.cloud_config(CLOUD, 'cloud')
+    assert config['nodes'] == [
+        'NodeName=gpu-cloud[1-4] CPUs=96 RealMemory=1900000 Gres=gpu:h200:8 Features=cloud,h200 State=CLOUD',
+        'NodeName=cpu-cloud1 CPUs=4 RealMemory=15000 State=CLOUD',
+        'NodeName=big[1-2] CPUs=192 RealMemory=2000000 Gres=gpu:h200:1 State=CLOUD']
+    assert config['gres'] == ['NodeName=gpu-cloud[1-4] Name=gpu Type=h200 File=/dev/nvidia[0-7]',
+                              'NodeName=big[1-2] Name=gpu Type=h200 File=/dev/nvidia0']
+    assert config['partitions'] == [('cloud', 'gpu-cloud[1-4],cpu-cloud1'), ('big', 'big[1-2]')]
+    assert config['names'] == 'gpu-cloud[1-4],cpu-cloud1,big[1-2]'
+
+
+@pytest.mark.parametrize('entry, problem', [
+    ({'names': 'Cloud1', 'cpus': 1, 'real_memory': 1}, 'slurm_cloud_nodes[0].names must be a node name or a hostlist'),
+    ({'names': 'c[1-2', 'cpus': 1, 'real_memory': 1}, '.names must be'),
+    ({'names': 'c1', 'cpus': 0, 'real_memory': 1}, '.cpus must be a whole number of at least 1'),
+    ({'names': 'c1', 'cpus': 1, 'real_memory': 'lots'}, '.real_memory must be'),
+    ({'names': 'c1', 'cpus': 1, 'real_memory': 1, 'gpus': 8}, ".gpu_type must be the GPUs' GRES type"),
+    ({'names': 'c1', 'cpus': 1, 'real_memory': 1, 'gpus': 8, 'gpu_type': 'NVIDIA H200'}, '.gpu_type must be'),
+    ({'names': 'c1', 'cpus': 1, 'real_memory': 1, 'partition': 'a b'}, '.partition must be a plain partition name'),
+    ('c1', 'slurm_cloud_nodes[0] must be a dict'),
+])
+def test_cloud_node_problems_name_the_entry_and_the_fix(entry, problem):
+    problems = _slurm.cloud_node_problems([entry])
+    assert len(problems) == 1 and problem in problems[0]
+    with pytest.raises(ValueError, match='slurm_cloud_nodes'):
+        _slurm.cloud_config([entry], 'cloud')
+
+
+def test_cloud_node_problems_pass_good_groups_and_refuse_a_group_twice():
+    assert _slurm.cloud_node_problems(CLOUD) == []
+    assert _slurm.cloud_node_problems(CLOUD + CLOUD[:1]) == ['slurm_cloud_nodes[3].names gpu-cloud[1-4] is given twice']
+    assert _slurm.cloud_node_problems('c1') == ["slurm_cloud_nodes must be a list of node groups, got 'c1'"]
+
+
+@pytest.mark.parametrize('text, count', [
+    ('NodeName=cloud1 Arch=x86_64 Gres=gpu:h200:8(S:0-1) NodeAddr=10.0.0.5', 8),
+    ('NodeName=cloud1 Gres=gpu:h200:4,gpu:a100:2 State=IDLE', 6),
+    ('NodeName=cloud1 Gres=gpu:2', 2),
+    ('NodeName=cloud1 Gres=gpu', 1),
+    ('NodeName=cloud1 Gres=(null) State=IDLE+CLOUD', 0),
+    ('NodeName=cloud1 State=IDLE', 0),
+])
+def test_gres_gpu_count_reads_scontrol_show_node(text, count):
+    assert _slurm.gres_gpu_count(text) == count
