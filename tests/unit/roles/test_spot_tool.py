@@ -17,7 +17,7 @@ import time
 
 import jinja2
 
-from ansible_collections.gpuops.gpu_server.tests.unit.conftest import load_script, make_executable, role_yaml
+from ansible_collections.gpuops.gpu_server.tests.unit.conftest import load_script, make_executable
 
 from ansible_collections.gpuops.gpu_server.tests.support.playbook import ROOT
 
@@ -45,27 +45,6 @@ def write(path, age=0, size=16):
     path.write_bytes(b'x' * size)
     t = time.time() - age
     os.utime(str(path), (t, t))
-
-
-_MODULE_UTILS_IMPORT = re.compile(
-    r'^from ansible_collections\.gpuops\.gpu_server\.plugins\.module_utils(?:\.(\w+))? import \(?\s*(\w+)', re.M)
-
-
-def _module_utils_imports(path):
-    with open(path) as f:
-        return set((m.group(1) or m.group(2)) + '.py' for m in _MODULE_UTILS_IMPORT.finditer(f.read()))
-
-
-def test_the_role_ships_every_module_the_tool_imports():
-    """The role copies _spot_modules next to the tool: exactly what the tool imports and what those import."""
-    shipped = role_yaml('spot', 'vars', 'main.yml')['_spot_modules']
-    needed, todo = set(), _module_utils_imports(TOOL)
-    assert {'_spot.py', '_command.py', '_open_files.py'} <= todo
-    while todo:
-        name = todo.pop()
-        needed.add(name)
-        todo |= _module_utils_imports(os.path.join(ROOT, 'plugins', 'module_utils', name)) - needed
-    assert sorted(shipped) == sorted(needed)
 
 
 def test_the_tool_runs_rclone_and_systemctl_through_the_command_helper():
