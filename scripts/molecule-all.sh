@@ -5,7 +5,8 @@
 # A run is `scenario` (Debian 12) or `scenario@platform` (debian12, debian13, ubuntu2204, ubuntu2404, ubuntu2604): the
 # platform's image (tests/images/build.sh) is given to the scenario as GPUOPS_TEST_IMAGE, and the cgroup namespace its
 # systemd needs (the image's label gpuops.cgroupns: private on Ubuntu 26.04, whose systemd 259 has no cgroup v1
-# support) as GPUOPS_CGROUPNS. Different scenarios never share
+# support) as GPUOPS_CGROUPNS, and the docker client's path as GPUOPS_DOCKER_CLI (slurm's controller starts
+# containers with it). Different scenarios never share
 # a container, network or volume name (gpuops-<scenario>...), and the package cache (apt-cacher-ng) serves them
 # concurrently, so they run side by side, each with its own Molecule state (MOLECULE_EPHEMERAL_DIRECTORY).
 # A scenario whose instance names carry ${GPUOPS_PLATFORM} (site) also runs on several platforms at once;
@@ -42,7 +43,7 @@ run_one() {
   for attempt in 1 2; do
     PATH=$path GPUOPS_MITOGEN_STRATEGY=$strategy GPUOPS_ANSIBLE_CONNECTION=$connection \
       GPUOPS_PLATFORM=$platform GPUOPS_TEST_IMAGE="local/$platform:latest" GPUOPS_CGROUPNS=$cgroupns \
-      MOLECULE_EPHEMERAL_DIRECTORY="$HOME/.cache/molecule/gpuops/$run" \
+      GPUOPS_DOCKER_CLI="$(command -v docker)" MOLECULE_EPHEMERAL_DIRECTORY="$HOME/.cache/molecule/gpuops/$run" \
       timeout --kill-after=30 "$limit" flock "$lock" molecule test -s "$s" >"$logs/$run.log" 2>&1
     rc=$?
     ((attempt == 1 && (rc == 124 || rc == 137))) || break

@@ -2,6 +2,7 @@
 jobs placed by their GRES count and confined to their GPUs (with the unconfined job as the negative control), a sick
 GPU that drains its node with the reason and a healed one that comes back, and upgrade_driver's drain hook against
 this real slurmctld."""
+import ipaddress
 import os
 import re
 
@@ -16,6 +17,7 @@ testinfra_hosts = ["docker://gpuops-slurm-ctl"]
 C1 = testinfra.get_host("docker://gpuops-slurm-c1")
 C2 = testinfra.get_host("docker://gpuops-slurm-c2")
 KERNEL_LOG = "/var/log/gpuops-fake-kernel.log"
+CLOUD_SUBNET = "172.31.250.0/24"
 DRAIN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "drain.yml")
 # Opens every GPU device file: ENXIO where the job may (no driver behind the file), EPERM where its cgroup denies it.
 OPEN_GPUS = """
@@ -75,7 +77,10 @@ def sources(table, port):
 def test_firewall_opens_slurms_ports_to_the_cluster_only(host):
     table = host.check_output("nft list table inet gpuops_filter")
     peers = set(node.check_output("hostname -I").split()[0] for node in (C1, C2))
-    assert sources(table, "6817") == peers and sources(table, "60001-60100") == peers, table
+    # The controller also takes the CLOUD nodes' subnet (its slurm_firewall_sources, molecule.yml), which holds c1 and c2:
+    # nftables merges their addresses into it. The compute nodes below take the cluster's hosts only.
+    assert sources(table, "6817") == sources(table, "60001-60100") == {CLOUD_SUBNET}, table
+    assert all(ipaddress.ip_address(peer) in ipaddress.ip_network(CLOUD_SUBNET) for peer in peers), peers
     assert not [line for line in table.splitlines() if re.search(r"dport (6817|6818|60001)", line) and "saddr" not in line]
     assert "6818" not in table, "slurmd's port is the compute nodes', not the controller's"
     compute = C1.check_output("nft list table inet gpuops_filter")
