@@ -4,6 +4,7 @@ join at first boot, run the jobs and are released after SuspendTime; a node whos
 check, gets no job, is released and stays DOWN. The timeline and its floor (starting a container of the image and booting it) are
 printed and written to build/molecule/slurm-cloud-timeline.txt."""
 import datetime
+import json
 import os
 import re
 import subprocess
@@ -71,15 +72,14 @@ def responding(host, name):
     return stamp(times[-1])
 
 
-def floor():
+def floor(host):
     """Seconds to start a container of the image and boot it to multi-user, without joining: what a node costs at
-    the least."""
+    the least. The same `docker create` options and command as the docker backend's (the controller's settings)."""
+    settings = json.loads(host.check_output("cat /etc/gpuops/slurm-power.json"))["docker"]
     name = "gpuops-slurm-floor"
     docker("rm", "-f", name, check=False)
     started = time.monotonic()
-    docker("run", "-d", "--name", name, "--cap-add", "SYS_ADMIN", "--cgroupns", os.environ.get("GPUOPS_CGROUPNS", "host"),
-           "--security-opt", "seccomp=unconfined", "--security-opt", "apparmor=unconfined", "--tmpfs", "/run",
-           "--tmpfs", "/run/lock", "--tmpfs", "/tmp", "--volume", "/sys/fs/cgroup:/sys/fs/cgroup:rw", IMAGE)
+    docker(*(["run", "-d", "--name", name] + settings["run_args"] + [IMAGE] + settings["command"]))
     try:
         docker("exec", name, "systemctl", "is-system-running", "--wait", check=False)
         return time.monotonic() - started
@@ -98,7 +98,7 @@ def test_cloud_nodes_are_powered_down_until_a_job_needs_them(host, image):
 
 
 def test_two_jobs_bring_up_two_nodes_that_run_them_and_are_released(host, image):
-    bare = floor()
+    bare = floor(host)
     submit = "sbatch --parsable -p cloud -N1 --exclusive -o /tmp/cloud-%%j.out --wrap %s"
     ids = [host.check_output(submit, "hostname; sleep 5").strip(), host.check_output(submit, "hostname; sleep 5").strip()]
     done = wait_for(lambda: all(job(host, i)["JobState"] == "COMPLETED" for i in ids) and [job(host, i) for i in ids],
