@@ -34,14 +34,14 @@ run_one() {
   limit=${GPUOPS_RUN_TIMEOUT:-$(python3 scripts/scenarios.py --timeout "$run")}
   cgroupns=$(docker image inspect -f '{{ index .Config.Labels "gpuops.cgroupns" }}' "local/$platform:latest" 2>/dev/null)
   [[ $cgroupns == private ]] || cgroupns=host
-  # Mitogen for every run but scripts/scenarios.py PLAIN_RUNS: the ansible-playbook of scripts/mitogen first on PATH,
-  # and the instances' connection named "docker" (.config/molecule/config.yml).
-  local path=$PATH strategy="" connection=community.docker.docker
-  if [[ -n "$(python3 scripts/scenarios.py --mitogen "$run")" ]]; then
-    path="$root/scripts/mitogen:$PATH" strategy=$mitogen_strategy connection=docker
-  fi
+  # Mitogen for every run: the ansible-playbook of scripts/mitogen first on PATH, and the instances' connection named
+  # "docker" (.config/molecule/config.yml); the first converge of scripts/scenarios.py PLAIN_RUNS runs plain
+  # (GPUOPS_PLAIN_CONVERGE, scripts/mitogen/ansible-playbook).
+  local plain=""
+  [[ -n "$(python3 scripts/scenarios.py --mitogen "$run")" ]] || plain=1
   for attempt in 1 2; do
-    PATH=$path GPUOPS_MITOGEN_STRATEGY=$strategy GPUOPS_ANSIBLE_CONNECTION=$connection \
+    PATH="$root/scripts/mitogen:$PATH" GPUOPS_MITOGEN_STRATEGY=$mitogen_strategy GPUOPS_ANSIBLE_CONNECTION=docker \
+      GPUOPS_PLAIN_CONVERGE=$plain \
       GPUOPS_PLATFORM=$platform GPUOPS_TEST_IMAGE="local/$platform:latest" GPUOPS_CGROUPNS=$cgroupns \
       GPUOPS_DOCKER_CLI="$(command -v docker)" MOLECULE_EPHEMERAL_DIRECTORY="$HOME/.cache/molecule/gpuops/$run" \
       timeout --kill-after=30 "$limit" flock "$lock" molecule test -s "$s" >"$logs/$run.log" 2>&1
