@@ -14,13 +14,14 @@ import sys
 # Seconds each run took in a clean-clone CI run (2 at a time on 2 cores); a scenario not listed counts as long (it runs
 # early). The runs of `make test`: the CI run of 727e069 on 2026-12-04 (every site run with its check and re-run passes).
 # The EXTENDED_SCENARIOS: the CI run of 6746481 that day (before the controller's CPU savings of
-# .config/molecule/config.yml), or the one of 03aee0e (2026-12-02). nvidia_driver_kernels: alone on 2026-12-05 (below).
+# .config/molecule/config.yml), or the one of 03aee0e (2026-12-02). nvidia_driver_kernels: the CI run of 19528cd
+# (2026-12-06, ccache warm; below).
 SECONDS = {"site@debian12": 1252, "site@debian13": 690, "site@ubuntu2404": 866, "site@ubuntu2204": 797,
            "site@ubuntu2604": 796, "storage": 1079, "backup": 276, "pki": 138,
            "fleet_upgrade": 590, "hardening": 260, "spot": 236, "gpu_monitoring": 199, "jupyter": 325,
            "gpu_monitoring_exporters": 154, "nvidia_driver_cuda_repo": 140, "base": 211, "nvidia_container_toolkit": 110,
            "nvidia_driver_cuda_repo_590": 299, "cuda_toolkit_cuda_repo": 89, "docker_ce": 90, "log_management": 109,
-           "vendor_repo": 69, "nvidia_driver_refuse": 99, "nvidia_driver_kernels": 1246, "hardening_ssh_release": 249,
+           "vendor_repo": 69, "nvidia_driver_refuse": 99, "nvidia_driver_kernels": 1958, "hardening_ssh_release": 249,
            "gpu_plugins": 89, "docker": 77, "hardening_lockout": 62,
            # training_cluster: its first passing run, alone, on 2026-12-05 (beside other work on the machine).
            "training_cluster": 335,
