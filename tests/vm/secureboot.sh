@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Boot the NVIDIA driver's guest through the real Secure Boot chain and see what the kernel lets load:
-#   tests/vm/secureboot.sh [PLATFORM]        (make test-kernel runs debian12, then ubuntu2604)
+#   tests/vm/secureboot.sh [PLATFORM]        (make test-kernel runs debian12, ubuntu2404, then ubuntu2604)
 # Not `-kernel`, which skips the chain: OVMF with Microsoft's keys (Debian 12's ovmf: OVMF_CODE_4M.secboot.fd,
 # OVMF_VARS_4M.ms.fd), the distribution's signed shim (EFI/BOOT/BOOTX64.EFI, removable-media path), its signed grub,
 # and its signed kernel, under QEMU's TCG (KVM guests hang on this kind of host, /work/shared/ENVIRONMENT.md).
@@ -50,23 +50,34 @@ case "$PLATFORM" in
     EFI_PACKAGES=(shim-signed shim-helpers-amd64-signed grub-efi-amd64-signed)
     SHIM=usr/lib/shim/shimx64.efi.signed MOKMANAGER=usr/lib/shim/mmx64.efi.signed
     GRUB=usr/lib/grub/x86_64-efi-signed/grubx64.efi.signed GRUB_PREFIX=debian
-    THREAD=multi MODULE=nvidia-current DEFAULT_STORES="enrolled no-key" PREBUILT=false DRIVER_VARS=()
+    THREAD=multi MODULE=nvidia-current DEFAULT_STORES="enrolled no-key" PREBUILT=false DRIVER_VARS=() SUITES=""
     OTHER_IMAGE=local/debian13:latest
     # shellcheck disable=SC2016  # expanded in the container
     OTHER_MODULE='pkg=$(apt-cache depends linux-image-cloud-amd64 | awk "/Depends: linux-image-[0-9]/ {print \$2; exit}")
       apt-get download -qq "$pkg" >/dev/null && dpkg-deb -x "$pkg"_*.deb x && find x -name "dummy.ko*" | head -n1' ;;
-  ubuntu2604)
-    # Canonical's signed prebuilt module of kernel 7.0.0-14-generic, built from driver 580.126.20 (the kernel and driver
-    # of molecule/nvidia_driver_kernels' resolute host, from the release pocket): no DKMS, no MOK key, so one variable store, Microsoft's keys
-    # only. The other kernel's module: Canonical's prebuilt NVIDIA module of Ubuntu 22.04's 6.8.0-1066-aws, signed by
-    # the same Canonical key (linked from its objects and signature packages as its own package's install does), so
-    # that only its kernel can make the guest refuse it. Ubuntu's kernels get TCG's single thread: under QEMU 7.2's
-    # thread=multi Ubuntu 24.04's 6.8 kernel died of a general protection fault minutes after boot (tests/vm/README.md).
-    KERNEL_PACKAGE=linux-image-7.0.0-14-generic
+  ubuntu2604|ubuntu2404)
+    # Canonical's signed prebuilt module, no DKMS, no MOK key, so one variable store, Microsoft's keys only:
+    # - Ubuntu 26.04: kernel 7.0.0-14-generic's, built from driver 580.126.20 (the kernel and driver of
+    #   molecule/nvidia_driver_kernels' resolute host, from the release pocket);
+    # - Ubuntu 24.04: the release kernel 6.8.0-31-generic's, built from 550.54.15, the driver of noble's release pocket.
+    #   The guest's apt reads that pocket only (SUITES): noble-updates has made 550-server a transition to 570, which
+    #   the role refuses, and no prebuilt module of a driver version noble's pockets still serve exists for any noble
+    #   kernel (2026-12-06), so with every pocket the role picks DKMS there (molecule/nvidia_driver_kernels). An image
+    #   built from the release pocket alone is what a snapshot of the release (a pinned mirror) gives.
+    # The other kernel's module: Canonical's prebuilt NVIDIA module of Ubuntu 22.04's 6.8.0-1066-aws, signed by the same
+    # Canonical key (linked from its objects and signature packages as its own package's install does), so that only
+    # its kernel can make the guest refuse it. Ubuntu's kernels get TCG's single thread: under QEMU 7.2's thread=multi
+    # Ubuntu 24.04's 6.8 kernel died of a general protection fault minutes after boot (tests/vm/README.md).
+    if [[ $PLATFORM == ubuntu2604 ]]; then
+      KERNEL_PACKAGE=linux-image-7.0.0-14-generic DRIVER_VARS=(-e nvidia_driver_version=580.126.20) SUITES=""
+    else
+      KERNEL_PACKAGE=linux-image-6.8.0-31-generic SUITES=noble
+      DRIVER_VARS=(-e nvidia_driver_branch=550 -e nvidia_driver_version=550.54.15)
+    fi
     EFI_PACKAGES=(shim-signed grub-efi-amd64-signed)
     SHIM=usr/lib/shim/shimx64.efi.signed.latest MOKMANAGER=usr/lib/shim/mmx64.efi
     GRUB=usr/lib/grub/x86_64-efi-signed/grubx64.efi.signed GRUB_PREFIX=ubuntu
-    THREAD=single MODULE=nvidia DEFAULT_STORES="no-key" PREBUILT=true DRIVER_VARS=(-e nvidia_driver_version=580.126.20)
+    THREAD=single MODULE=nvidia DEFAULT_STORES="no-key" PREBUILT=true
     OTHER_IMAGE=local/ubuntu2204:latest
     # shellcheck disable=SC2016  # expanded in the container
     OTHER_MODULE='abi=6.8.0-1066-aws
@@ -77,7 +88,7 @@ case "$PLATFORM" in
       # Canonical'"'"'s signature (its postinst runs bits/BUILD).
       (cd x/lib/modules/$abi/kernel/nvidia-580srv/bits && sh ./BUILD >/dev/null)
       find x -path "*/nvidia-580srv/nvidia.ko" | head -n1' ;;
-  *) echo "unknown platform '$PLATFORM': debian12 or ubuntu2604" >&2; exit 2 ;;
+  *) echo "unknown platform '$PLATFORM': debian12, ubuntu2404 or ubuntu2604" >&2; exit 2 ;;
 esac
 BASE_IMAGE="local/$PLATFORM:latest"
 # shim's vendor GUID: the owner of MOK list entries (shim's lib/guid.c SHIM_LOCK_GUID).
@@ -150,6 +161,9 @@ PY
     apt-get install -y -qq --no-install-recommends "$@" >/dev/null' _ "$KERNEL_PACKAGE" initramfs-tools udev dbus \
     libpam-systemd systemd-timesyncd openssh-server sudo python3 python3-apt kmod iproute2 procps ca-certificates \
     mokutil keyutils >"$LOG_DIR/install.log" 2>&1 || { tail -n 40 "$LOG_DIR/install.log" >&2; exit 1; }
+  if [[ -n $SUITES ]]; then  # the suites the guest's apt reads from now on (Ubuntu's deb822 sources)
+    docker exec "$CONTAINER" sed -i "s/^Suites: .*/Suites: $SUITES/" /etc/apt/sources.list.d/ubuntu.sources
+  fi
   docker cp "$OUT_DIR/mok.key" "$CONTAINER:/var/lib/dkms/mok.key"
   docker cp "$OUT_DIR/mok.pub" "$CONTAINER:/var/lib/dkms/mok.pub"
   docker cp "$WORK/other-kernel.ko" "$CONTAINER:/root/negative/other-kernel-original.ko"
@@ -225,7 +239,7 @@ CFG
 # The recipe: what makes the image (build_image itself, the bake playbook, the role and the plugins, the base images,
 # the keys), not the checks, so that changing a check does not rebuild it.
 # shellcheck disable=SC2154  # image_id: set by vm_start (tests/vm/lib.sh)
-RECIPE=$( { declare -f build_image vm_rootfs; echo "$KERNEL_PACKAGE ${DRIVER_VARS[*]} $OTHER_MODULE";
+RECIPE=$( { declare -f build_image vm_rootfs; echo "$KERNEL_PACKAGE ${DRIVER_VARS[*]} $SUITES $OTHER_MODULE";
             cat "$root/tests/vm/secureboot-bake.yml"; echo "$image_id $ROOT_MIB";
             docker image inspect -f '{{.Id}}' "$OTHER_IMAGE" local/debian12:latest; cat "$VM_DIR/id_ed25519.pub" "$OUT_DIR/mok.pub";
             find "$root/roles/nvidia_driver" "$root/plugins" -type f \( -name '*.yml' -o -name '*.py' \) | sort | xargs cat;
