@@ -11,7 +11,7 @@
 # In Molecule (2026-12-01): with mitogen_linear for every playbook, the docker driver's own destroy playbook never saw
 # its async deletion job end (async_status retried 60 times and more). So scripts/mitogen/ansible-playbook leaves the
 # driver's create and destroy playbooks plain and runs the rest under Mitogen, with the instances' connection named
-# "docker": scripts/molecule-all.sh does so for every run but scripts/scenarios.py PLAIN_RUNS (site@debian12).
+# "docker": scripts/molecule-all.sh does so for every run but the first converge of scripts/scenarios.py PLAIN_RUNS.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
