@@ -51,6 +51,9 @@ case "$PLATFORM" in
     SHIM=usr/lib/shim/shimx64.efi.signed MOKMANAGER=usr/lib/shim/mmx64.efi.signed
     GRUB=usr/lib/grub/x86_64-efi-signed/grubx64.efi.signed GRUB_PREFIX=debian
     THREAD=multi MODULE=nvidia-current DEFAULT_STORES="enrolled no-key" PREBUILT=false DRIVER_VARS=() SUITES=""
+    # The reboot on a real kernel (secureboot-reboot.yml, the enrolled boot): an older signed cloud kernel whose headers
+    # left the archive (bookworm-security keeps the images of superseded 6.1 kernels), which the guest boots first.
+    OLD_KERNEL_PATTERN='6\.1\.0-[0-9]+-cloud-amd64' REBOOT_STORE=enrolled
     OTHER_IMAGE=local/debian13:latest
     # shellcheck disable=SC2016  # expanded in the container
     OTHER_MODULE='pkg=$(apt-cache depends linux-image-cloud-amd64 | awk "/Depends: linux-image-[0-9]/ {print \$2; exit}")
@@ -77,7 +80,7 @@ case "$PLATFORM" in
     EFI_PACKAGES=(shim-signed grub-efi-amd64-signed)
     SHIM=usr/lib/shim/shimx64.efi.signed.latest MOKMANAGER=usr/lib/shim/mmx64.efi
     GRUB=usr/lib/grub/x86_64-efi-signed/grubx64.efi.signed GRUB_PREFIX=ubuntu
-    THREAD=single MODULE=nvidia DEFAULT_STORES="no-key" PREBUILT=true
+    THREAD=single MODULE=nvidia DEFAULT_STORES="no-key" PREBUILT=true OLD_KERNEL_PATTERN="" REBOOT_STORE=""
     OTHER_IMAGE=local/ubuntu2204:latest
     # shellcheck disable=SC2016  # expanded in the container
     OTHER_MODULE='abi=6.8.0-1066-aws
@@ -168,6 +171,19 @@ PY
   docker cp "$OUT_DIR/mok.pub" "$CONTAINER:/var/lib/dkms/mok.pub"
   docker cp "$WORK/other-kernel.ko" "$CONTAINER:/root/negative/other-kernel-original.ko"
   kver=$(docker exec "$CONTAINER" sh -c 'ls /lib/modules | sort -V | tail -n1')
+  old_kver=""
+  if [[ -n $OLD_KERNEL_PATTERN ]]; then
+    # The newest kernel image older than the guest's whose headers apt no longer knows.
+    old_kver=$(docker exec "$CONTAINER" bash -c '
+      headers=$(apt-cache pkgnames linux-headers-)
+      apt-cache pkgnames linux-image- | sed -En "s/^linux-image-($1)$/\1/p" | sort -V \
+        | while read -r r; do [[ $(printf "%s\n%s\n" "$r" "$2" | sort -V | head -n1) == "$r" && $r != "$2" ]] || continue
+            grep -qx "linux-headers-$r" <<<"$headers" || echo "$r"; done | tail -n1' _ "$OLD_KERNEL_PATTERN" "$kver")
+    [[ -n $old_kver ]] || { echo "no older $OLD_KERNEL_PATTERN kernel without headers in the archive" >&2; exit 1; }
+    docker exec -e DEBIAN_FRONTEND=noninteractive "$CONTAINER" apt-get install -y -qq --no-install-recommends \
+      "linux-image-$old_kver" >>"$LOG_DIR/install.log" 2>&1 || { tail -n 40 "$LOG_DIR/install.log" >&2; exit 1; }
+    say "the older kernel $old_kver (no headers in the archive), which the reboot test boots first"
+  fi
   say "kernel $kver; the nvidia_driver role in bake mode ..."
   ansible-playbook -i "$CONTAINER," -c community.docker.docker -e ansible_python_interpreter=/usr/bin/python3 \
     -e gpuops_sb_kernel="$kver" -e gpuops_sb_module="$MODULE" -e gpuops_sb_prebuilt="$PREBUILT" "${DRIVER_VARS[@]}" \
@@ -185,8 +201,10 @@ PY
   # MODULES=most while the container builds initramfs images (with MODULES=dep mkinitramfs cannot find the root device
   # of a container), MODULES=dep in the guest.
   echo MODULES=dep > "$ROOTFS/etc/initramfs-tools/conf.d/gpuops-build.conf"
-  [[ -f "$ROOTFS/boot/vmlinuz-$kver" && -f "$ROOTFS/boot/initrd.img-$kver" ]] \
-    || { echo "no kernel or initrd for $kver in /boot" >&2; exit 1; }
+  for k in $kver $old_kver; do
+    [[ -f "$ROOTFS/boot/vmlinuz-$k" && -f "$ROOTFS/boot/initrd.img-$k" ]] \
+      || { echo "no kernel or initrd for $k in /boot" >&2; exit 1; }
+  done
 
   # The EFI system partition's files: shim on the removable-media path with grub and MokManager beside it (no
   # fbx64.efi: shim would run the fallback, which writes boot entries and resets), and grub.cfg where the signed grub
@@ -204,6 +222,14 @@ menuentry "$PLATFORM (Secure Boot test)" {
   initrd /boot/initrd.img-$kver
 }
 CFG
+  if [[ -n $old_kver ]]; then
+    cat >> "$WORK/esp/grub.cfg" <<CFG
+menuentry "$PLATFORM (older kernel $old_kver)" {
+  linux /boot/vmlinuz-$old_kver root=UUID=$uuid ro console=ttyS0,115200n8
+  initrd /boot/initrd.img-$old_kver
+}
+CFG
+  fi
   # GPT: the ESP (64 MiB from 1 MiB) and the root after it; each file system is written in place into the disk file.
   local esp_start=2048 esp_end=$((2048 + 64 * 2048 - 1))
   local root_start=$((esp_end + 1)) root_end=$((esp_end + ROOT_MIB * 2048))
@@ -232,6 +258,7 @@ CFG
     --add-mok "$SHIM_GUID" "$OUT_DIR/mok.pub" >>"$LOG_DIR/vars.log" 2>&1
   for f in disk.qcow2 code.fd vars-no-key.fd vars-enrolled.fd; do mv -f "$WORK/$f" "$OUT_DIR/$f"; done
   echo "$kver" > "$OUT_DIR/kernel"
+  echo "$old_kver" > "$OUT_DIR/old-kernel"
   echo "$RECIPE" > "$OUT_DIR/recipe"
   say "built $OUT_DIR/disk.qcow2 ($(du -m "$OUT_DIR/disk.qcow2" | cut -f1) MB, kernel $kver)"
 }
@@ -239,7 +266,7 @@ CFG
 # The recipe: what makes the image (build_image itself, the bake playbook, the role and the plugins, the base images,
 # the keys), not the checks, so that changing a check does not rebuild it.
 # shellcheck disable=SC2154  # image_id: set by vm_start (tests/vm/lib.sh)
-RECIPE=$( { declare -f build_image vm_rootfs; echo "$KERNEL_PACKAGE ${DRIVER_VARS[*]} $SUITES $OTHER_MODULE";
+RECIPE=$( { declare -f build_image vm_rootfs; echo "$KERNEL_PACKAGE ${DRIVER_VARS[*]} $SUITES $OLD_KERNEL_PATTERN $OTHER_MODULE";
             cat "$root/tests/vm/secureboot-bake.yml"; echo "$image_id $ROOT_MIB";
             docker image inspect -f '{{.Id}}' "$OTHER_IMAGE" local/debian12:latest; cat "$VM_DIR/id_ed25519.pub" "$OUT_DIR/mok.pub";
             find "$root/roles/nvidia_driver" "$root/plugins" -type f \( -name '*.yml' -o -name '*.py' \) | sort | xargs cat;
@@ -287,11 +314,28 @@ boot_and_check() {  # boot_and_check STORE (enrolled | no-key)
   ansible-playbook -i "$inventory" -e gpuops_sb_enrolled=$enrolled -e gpuops_sb_module="$MODULE" \
     -e gpuops_sb_prebuilt="$PREBUILT" "$root/tests/vm/secureboot-check.yml" \
     >"$LOG_DIR/$store.check.log" 2>&1 || { tail -n 60 "$LOG_DIR/$store.check.log" >&2; exit 1; }
-  say "'$store': the kernel's checks passed; the role's plan ..."
-  ansible-playbook -i "$inventory" -e gpuops_sb_enrolled=$enrolled -e gpuops_sb_prebuilt="$PREBUILT" \
-    "${DRIVER_VARS[@]}" --check \
-    --tags nvidia_driver_preflight,nvidia_driver_install "$root/tests/vm/secureboot-role.yml" \
-    >"$LOG_DIR/$store.role.log" 2>&1 || { tail -n 60 "$LOG_DIR/$store.role.log" >&2; exit 1; }
+  say "'$store': the kernel's checks passed"
+  if [[ $store == "$REBOOT_STORE" ]]; then
+    # The role live (its Secure Boot gate, its plan, the install and the reboot): the guest boots the older kernel, the
+    # role reboots it once into the new one; then the same run again, which neither reboots nor changes anything.
+    local pass
+    for pass in first again; do
+      say "'$store': the role with nvidia_driver_reboot ($pass run) ..."
+      ansible-playbook -i "$inventory" -e gpuops_sb_pass=$pass -e gpuops_sb_kernel="$(cat "$OUT_DIR/kernel")" \
+        -e gpuops_sb_old_kernel="$(cat "$OUT_DIR/old-kernel")" "${DRIVER_VARS[@]}" \
+        "$root/tests/vm/secureboot-reboot.yml" >"$LOG_DIR/$store.reboot-$pass.log" 2>&1 \
+        || { tail -n 60 "$LOG_DIR/$store.reboot-$pass.log" >&2; exit 1; }
+      if [[ $pass == again ]] && ! grep -qE 'changed=0 +unreachable=0 +failed=0' "$LOG_DIR/$store.reboot-$pass.log"; then
+        echo "the re-run changed something: $LOG_DIR/$store.reboot-$pass.log" >&2; exit 1
+      fi
+    done
+  else
+    say "'$store': the role's plan ..."
+    ansible-playbook -i "$inventory" -e gpuops_sb_enrolled=$enrolled -e gpuops_sb_prebuilt="$PREBUILT" \
+      "${DRIVER_VARS[@]}" --check \
+      --tags nvidia_driver_preflight,nvidia_driver_install "$root/tests/vm/secureboot-role.yml" \
+      >"$LOG_DIR/$store.role.log" 2>&1 || { tail -n 60 "$LOG_DIR/$store.role.log" >&2; exit 1; }
+  fi
   say "'$store': passed"
   if [[ -z "${GPUOPS_SECUREBOOT_KEEP:-}" || $store != "${LAST_STORE}" ]]; then
     kill "$QEMU_PID" 2>/dev/null || true
