@@ -7,9 +7,10 @@
 #
 # 1. Image (cached by a recipe: this script, its playbooks, the role and plugins, the base image): a container of the
 #    test image gets the kernel, sshd and mokutil, and a DKMS key pair generated here; tests/vm/secureboot-bake.yml runs
-#    the nvidia_driver role in bake mode (Debian 12: DKMS builds and signs the module for the guest's kernel; Ubuntu
-#    26.04: Canonical's signed prebuilt module) and makes the negative controls (the module with its signature cut
-#    off; another kernel's module signed by a key the guest trusts).
+#    the nvidia_driver role in bake mode (Debian 12: DKMS builds and signs the module for the guest's kernel, and an
+#    older kernel whose headers left the archive is installed beside it, without a module; Ubuntu 24.04 and 26.04:
+#    Canonical's signed prebuilt module) and makes the negative controls (the module with its signature cut off;
+#    another kernel's module signed by a key the guest trusts).
 #    docker export -> a GPT disk with an EFI system partition (shim, grub, MokManager, grub.cfg; sgdisk and mtools in
 #    a helper container) and the ext4 root written in place (mke2fs -E offset -d): no loop device, no mount.
 # 2. Variable stores from OVMF_VARS_4M.ms.fd (virt-fw-vars, virt-firmware from PyPI): "enrolled" has the DKMS
@@ -25,7 +26,10 @@
 #    rejected"), the other kernel's module fails on its format or symbols (or, unenrolled, on its key), neither
 #    nouveau nor nova_core nor nvidia is loaded and both are blacklisted.
 #    tests/vm/secureboot-role.yml then runs the role (--check, preflight and install tags, a fake PCI bus): DKMS and
-#    no key: refused before any change, naming Secure Boot and the ways out; enrolled, or prebuilt: it passes that gate.
+#    no key: refused before any change, naming Secure Boot and the ways out; prebuilt: it passes that gate.
+# 4. The enrolled Debian 12 boot runs tests/vm/secureboot-reboot.yml instead: the guest boots the older kernel, the role
+#    (live, nvidia_driver_reboot) reboots it once into the kernel with the module, which finds no GPU; a second run
+#    neither reboots nor changes anything.
 # Logs: build/secureboot/<platform>/ (serial consoles, playbook output). GPUOPS_SECUREBOOT_KEEP=1 leaves the last guest
 # running.
 set -euo pipefail
