@@ -80,4 +80,3 @@ def test_a_module_that_loads_the_installed_driver_starts_the_daemons(ansible_pla
     proc, out = ansible_play(PLAYBOOK, extra=EXTRA)
     assert proc.returncode == 0, proc.stdout
     assert out == {'pending': False, 'no_device': False, 'blocked_by': '', 'daemons_start': True}
-
