@@ -1,9 +1,9 @@
 """Verify the internal pki role through a calling role (molecule/pki).
 
 The tests run in the file's order and re-run converge.yml with other variables: the CA is made once and signs a
-second service; a certificate is renewed before it expires and when its names change, with the same key; the user's
-own pair is installed, and a pair that does not belong together is refused before anything is written; a play that
-includes pki directly is refused.
+second service; two services in one run go through the CA and the host's library once; a certificate is renewed
+before it expires and when its names change, with the same key; the user's own pair is installed, and a pair that
+does not belong together is refused before anything is written; a play that includes pki directly is refused.
 """
 import datetime
 import os
@@ -114,6 +114,21 @@ def test_the_ca_is_made_once_and_signs_a_second_service(host):
     assert ca_files() == before
     assert host.run("openssl verify -CAfile %s/ca.crt %s/second.crt", PKI, PKI).rc == 0
     assert public_key_of(certificate(host, "second")) != public_key_of(certificate(host, "demo"))
+
+
+def test_two_services_in_one_run_go_through_the_ca_and_the_library_once(host):
+    before = ca_files()
+    rc, out = converge(play=os.path.join(os.path.dirname(os.path.abspath(__file__)), "two.yml"))
+    assert rc == 0, out
+    assert ca_files() == before
+    for name in ("third", "fourth"):
+        assert host.run("openssl verify -CAfile %s/ca.crt %s/%s.crt", PKI, PKI, name).rc == 0, name
+    # Each task header appears once per run of the task: the first service's only.
+    for task in ("pki : Look for the CA on the control node]", "pki : Self-sign the CA's certificate]",
+                 "pki : Install the library the key and the request are made with]",
+                 "pki : Find out whether community.crypto can make an ECC key with the host's cryptography]"):
+        assert out.count(task) == 1, (task, out)
+    assert out.count("pki : Make the certificate request]") == 2, out
 
 
 def test_renewal_before_expiry_keeps_the_key(host):
