@@ -1,6 +1,9 @@
-"""Verify vendor_repo on its own: deb822 source, key, pin, old source removed, nothing from the refused calls."""
+"""Verify vendor_repo on its own: deb822 source, key, pin, old source removed, nothing from the refused calls; and
+common's apt_index, which every caller runs after vendor_repo: once per run, and again after a source change."""
+import os
 
 from ansible_collections.gpuops.gpu_server.tests.fixtures.apt_repo.repo_checks import assert_vendor_repo
+from ansible_collections.gpuops.gpu_server.tests.support.playbook import molecule_playbook
 
 
 def test_repository(host):
@@ -17,3 +20,13 @@ def test_pin_holds_the_older_version(host):
 def test_refused_calls_wrote_nothing(host):
     assert not host.file("/etc/apt/sources.list.d/direct.sources").exists
     assert not host.file("/etc/apt/keyrings/direct.asc").exists
+
+
+def test_the_apt_index_is_read_once_per_run_and_again_after_a_source_change():
+    rc, out = molecule_playbook(os.path.join(os.path.dirname(os.path.abspath(__file__)), "apt_index.yml"), timeout=600)
+    assert rc == 0, out
+    # Five calls, two apt runs (apt_index.yml asserts which): each task header appears once per call.
+    header = ("common : Refresh the apt package index (a source changed, or the index is missing or older than its valid"
+              " time)]")
+    assert out.count(header) == 5, out
+    assert "failed=0" in out, out
