@@ -21,6 +21,8 @@ import re
 
 import yaml
 
+from ansible_collections.gpuops.gpu_server.tests.support.tasks import walk
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 # apt tasks that may refresh the index themselves, and why.
@@ -31,19 +33,11 @@ OWN_REFRESH = {
 _REGISTER = re.compile(r'(?<![\w.\'"])(__[a-z0-9_]+)')
 
 
-def _tasks(items):
-    for task in items or []:
-        if isinstance(task, dict):
-            yield task
-            for key in ('block', 'rescue', 'always'):
-                yield from _tasks(task.get(key))
-
-
 def own_refreshes(files):
     """Paths whose apt tasks set update_cache, from {path: parsed YAML}."""
     found = set()
     for path, data in files.items():
-        for task in _tasks(data):
+        for task in walk(data):
             args = task.get('ansible.builtin.apt')
             if isinstance(args, dict) and 'update_cache' in args:
                 found.add(path)
@@ -54,7 +48,7 @@ def unguarded_registers(files):
     """(path, task name, register) for every register an apt_index import's when or vars reads without a default."""
     found = set()
     for path, data in files.items():
-        for task in _tasks(data):
+        for task in walk(data):
             args = task.get('ansible.builtin.import_role')
             if not isinstance(args, dict) or args.get('tasks_from') != 'apt_index':
                 continue
@@ -87,7 +81,7 @@ def test_an_own_refresh_is_found():
 
 def test_every_apt_index_import_reads_its_registers_with_a_default():
     files = _files()
-    imports = sum(1 for data in files.values() for task in _tasks(data)
+    imports = sum(1 for data in files.values() for task in walk(data)
                   if (task.get('ansible.builtin.import_role') or {}).get('tasks_from') == 'apt_index')
     assert imports >= 10, imports
     assert unguarded_registers(files) == set()

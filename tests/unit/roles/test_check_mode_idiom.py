@@ -20,6 +20,8 @@ import os
 
 import yaml
 
+from ansible_collections.gpuops.gpu_server.tests.support.tasks import walk
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 # set_fact tasks that may set a *_pending fact, and why (docs/development.md, "Check mode").
@@ -50,19 +52,11 @@ CHECK_MODE_READS = {
 }
 
 
-def _tasks(items):
-    for task in items or []:
-        if isinstance(task, dict):
-            yield task
-            for key in ('block', 'rescue', 'always'):
-                yield from _tasks(task.get(key))
-
-
 def flag_set_facts(files):
     """(role, task name) of every set_fact task that sets a *_pending fact, from {path: parsed YAML}."""
     found = set()
     for path, data in files.items():
-        for task in _tasks(data):
+        for task in walk(data):
             facts = task.get('ansible.builtin.set_fact') or task.get('set_fact')
             if isinstance(facts, dict) and any(str(key).endswith('_pending') for key in facts):
                 found.add((path.split('/')[1], task.get('name')))

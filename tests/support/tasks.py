@@ -1,0 +1,17 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) gpuops maintainers
+# GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Reading a role's parsed task files, for the static checks of tests/unit/roles."""
+
+from __future__ import (absolute_import, division, print_function)
+__metaclass__ = type
+
+
+def walk(items):
+    """Every task of a parsed task file, the tasks inside block, rescue and always included."""
+    for task in items or []:
+        if isinstance(task, dict):
+            yield task
+            for key in ('block', 'rescue', 'always'):
+                yield from walk(task.get(key))
