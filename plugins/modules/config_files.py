@@ -21,9 +21,9 @@ description:
     files pays for two dozen module starts on every idempotent run; with this module it pays for one. The checks are
     the same: the content is compared byte for byte and owner, group and mode are enforced on every run."
   - Entries are handled in order, so a directory listed before its files exists when they are written.
-  - "A file's new content goes to a temporary file in the same directory, which gets the wanted owner, group and
-    mode before anything else can read it, is checked with the entry's C(validate) command, and is then renamed
-    over the old file. A file whose content is unchanged is not rewritten; its owner, group and mode are
+  - "A file's new content is first checked with the entry's C(validate) command, on a copy in a private temporary
+    directory (what the check leaves there goes with it). It then goes to a temporary file in the same directory,
+    which gets the wanted owner, group and mode before anything else can read it, and is renamed over the old file. A file whose content is unchanged is not rewritten; its owner, group and mode are
     corrected where they differ."
   - The first entry that fails stops the run and fails the task with a message naming the path; entries before it
     stay as they were put, as with one task per file. RV(changed_paths) lists them.
@@ -133,6 +133,8 @@ attributes:
 notes:
   - Use one task for the files that notify the same handlers; the task reports a change when any entry changed.
     Read RV(changed_paths) where a later task depends on one file.
+  - Unlike M(ansible.builtin.copy), the module does not hide O(files[].content): a task that writes a secret (a key, a
+    token, a password hash) needs C(no_log) itself, which also keeps the secret out of the diff.
   - Not for large or binary files, whose content would travel in the module's arguments; use
     M(ansible.builtin.copy) for those.
 seealso:
@@ -180,6 +182,7 @@ changed_paths:
 
 import os
 import re
+import shutil
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
@@ -329,28 +332,25 @@ def write_file(module, entry, diffs):
     directory = os.path.dirname(path)
     if not os.path.isdir(directory):
         raise EntryError('the directory of %s does not exist; list it first with state=directory' % path)
+    # The new file gets its final owner, group and mode before it is renamed over the old one: the wanted ones, else
+    # the old file's, else (a new file) the umask's mode and the module's own user.
+    attrs = dict(entry)
+    if existing is None:
+        attrs['mode'] = new_file_mode(entry)
+    else:
+        st = os.stat(path)
+        attrs['mode'] = entry['mode'] if entry['mode'] is not None else '0%o' % (st.st_mode & 0o7777)
+        attrs['owner'] = entry['owner'] if entry['owner'] is not None else str(st.st_uid)
+        attrs['group'] = entry['group'] if entry['group'] is not None else str(st.st_gid)
+    if entry['validate'] is not None:
+        validate(module, entry, path, content, attrs)
     fd, tmp = tempfile.mkstemp(prefix='.%s.' % os.path.basename(path), suffix='.gpuops', dir=directory)
     try:
         with os.fdopen(fd, 'wb') as f:
             f.write(content)
             f.flush()
             os.fsync(f.fileno())
-        # The temporary file gets its final owner, group and mode before it is renamed over the old one: the wanted
-        # ones, else the old file's, else (a new file) the umask's mode and the module's own user.
-        attrs = dict(entry)
-        if existing is None:
-            attrs['mode'] = new_file_mode(entry)
-        else:
-            st = os.stat(path)
-            attrs['mode'] = entry['mode'] if entry['mode'] is not None else '0%o' % (st.st_mode & 0o7777)
-            attrs['owner'] = entry['owner'] if entry['owner'] is not None else str(st.st_uid)
-            attrs['group'] = entry['group'] if entry['group'] is not None else str(st.st_gid)
         module.set_fs_attributes_if_different(file_args(tmp, attrs), True, expand=False)
-        if entry['validate'] is not None:
-            rc, out, err = module.run_command(entry['validate'] % tmp)
-            if rc != 0:
-                raise EntryError('%s: the new content failed its check %r (rc %d): %s' % (
-                    path, entry['validate'], rc, (err or out).strip()))
         if module.selinux_enabled():
             module.set_default_selinux_context(tmp, False)
         os.rename(tmp, path)
@@ -359,6 +359,23 @@ def write_file(module, entry, diffs):
         if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
     return True
+
+
+def validate(module, entry, path, content, attrs):
+    """Run the entry's check on a copy of the new content, under the file's own name and attributes, in a private
+    directory of the module's: whatever the check leaves behind (py_compile's __pycache__) goes with it."""
+    private = tempfile.mkdtemp(dir=module.tmpdir)
+    try:
+        copy = os.path.join(private, os.path.basename(path))
+        with open(copy, 'wb') as f:
+            f.write(content)
+        module.set_fs_attributes_if_different(file_args(copy, attrs), True, expand=False)
+        rc, out, err = module.run_command(entry['validate'] % copy)
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
+    if rc != 0:
+        raise EntryError('%s: the new content failed its check %r (rc %d): %s' % (
+            path, entry['validate'], rc, (err or out).strip()))
 
 
 def remove(module, entry, diffs):

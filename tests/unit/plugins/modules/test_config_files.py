@@ -212,3 +212,12 @@ def test_settings_become_lines_in_the_given_format(tmp_path, run):
     run([dict(path=str(usb), state='lines', settings={'ImplicitPolicyTarget': 'block'}, setting_line='{key}={value}',
               setting_regexp=r'^#?\s*{key}=')])
     assert usb.read_text() == 'ImplicitPolicyTarget=block\n'
+
+
+def test_validate_leaves_nothing_next_to_the_file(tmp_path, run):
+    conf = tmp_path / 'jupyter_server_config.py'
+    result = run([dict(path=str(conf), content='c = 1\n', validate='python3 -m py_compile %s')])
+    assert not result.failed, result
+    assert sorted(os.listdir(str(tmp_path))) == ['jupyter_server_config.py']   # no __pycache__ beside it
+    bad = run([dict(path=str(conf), content='c = (\n', validate='python3 -m py_compile %s')])
+    assert bad.failed and conf.read_text() == 'c = 1\n'
