@@ -46,10 +46,13 @@ options:
         required: true
       state:
         description:
-          - V(file) writes O(files[].content); V(lines) edits the existing file line by line as
-            M(ansible.builtin.lineinfile) does for each item of O(files[].lines); V(directory) creates the directory and any missing parent, each
-            with the entry's owner, group and mode, as M(ansible.builtin.file) does; V(absent) removes a file or a
-            symbolic link (a directory there fails the task: nothing is removed recursively).
+          - V(file) writes O(files[].content).
+          - V(lines) edits the existing file line by line as M(ansible.builtin.lineinfile) does for each item of
+            O(files[].lines) and O(files[].settings).
+          - V(directory) creates the directory and any missing parent, each with the entry's owner, group and mode, as
+            M(ansible.builtin.file) does.
+          - V(absent) removes a file or a symbolic link. A directory there fails the task; nothing is removed
+            recursively.
         type: str
         choices: [file, lines, directory, absent]
         default: file
@@ -133,7 +136,7 @@ attributes:
 notes:
   - Use one task for the files that notify the same handlers; the task reports a change when any entry changed.
     Read RV(changed_paths) where a later task depends on one file.
-  - Unlike M(ansible.builtin.copy), the module does not hide O(files[].content): a task that writes a secret (a key, a
+  - Unlike M(ansible.builtin.copy), the module does not hide O(files[].content). A task that writes a secret (a key, a
     token, a password hash) needs C(no_log) itself, which also keeps the secret out of the diff.
   - Not for large or binary files, whose content would travel in the module's arguments; use
     M(ansible.builtin.copy) for those.
