@@ -23,7 +23,8 @@ description:
   - Entries are handled in order, so a directory listed before its files exists when they are written.
   - "A file's new content is first checked with the entry's C(validate) command, on a copy in a private temporary
     directory (what the check leaves there goes with it). It then goes to a temporary file in the same directory,
-    which gets the wanted owner, group and mode before anything else can read it, and is renamed over the old file. A file whose content is unchanged is not rewritten; its owner, group and mode are
+    which gets the wanted owner, group and mode before anything else can read it, and is renamed over the old file.
+    A file whose content is unchanged is not rewritten; its owner, group and mode are
     corrected where they differ."
   - The first entry that fails stops the run and fails the task with a message naming the path; entries before it
     stay as they were put, as with one task per file. RV(changed_paths) lists them.
@@ -114,7 +115,7 @@ options:
         type: raw
       enabled:
         description:
-          - V(false) leaves the entry out, as a task's C(when) would: nothing is checked or changed for it.
+          - V(false) leaves the entry out, as a task's C(when) would. Nothing is checked or changed for it.
         type: bool
         default: true
       validate:
@@ -133,6 +134,7 @@ attributes:
   platform:
     support: full
     platforms: posix
+    description: Runs wherever Python can write the files; the roles use it on Linux hosts.
 notes:
   - Use one task for the files that notify the same handlers; the task reports a change when any entry changed.
     Read RV(changed_paths) where a later task depends on one file.
