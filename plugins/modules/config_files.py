@@ -82,6 +82,12 @@ options:
               - The whole line.
             type: str
             required: true
+      links:
+        description:
+          - For O(files[].state=directory), symbolic links to put in the directory, name to target, as
+            M(ansible.builtin.file) with C(state=link) and C(force=true) would. A link to another target or a file in
+            its place is replaced; a directory in its place fails the task. The target need not exist yet.
+        type: dict
       settings:
         description:
           - For O(files[].state=lines), C(key value) settings to put in place after O(files[].lines), each as the line
@@ -202,6 +208,7 @@ ENTRY_SPEC = dict(
     content=dict(type='str', no_log=False),
     lines=dict(type='list', elements='dict', options=dict(regexp=dict(type='str', required=True),
                                                           line=dict(type='str', required=True))),
+    links=dict(type='dict'),
     settings=dict(type='dict'),
     setting_line=dict(type='str', default='{key} = {value}'),
     setting_regexp=dict(type='str', default=r'^\s*#?\s*{key}\s*='),
@@ -275,6 +282,32 @@ def ensure_directory(module, entry, diffs):
                 raise EntryError('could not create the directory %s: %s' % (cur, to_native(e)))
         module.set_fs_attributes_if_different(file_args(cur, entry), True, expand=False)
     return True
+
+
+def ensure_links(module, entry, diffs):
+    """The entry's links in its directory; returns the paths of those that changed (or would)."""
+    changed = []
+    for name, target in sorted((entry['links'] or {}).items()):
+        target = to_native(target)
+        path = os.path.join(entry['path'], name)
+        if os.path.islink(path):
+            if os.readlink(path) == target:
+                continue
+            before = {'path': path, 'src': os.readlink(path)}
+        elif os.path.isdir(path):
+            raise EntryError('%s is a directory, not a link to %s; it was left untouched' % (path, target))
+        elif os.path.exists(path):
+            before = {'path': path, 'state': 'file'}
+        else:
+            before = {'path': path, 'state': 'absent'}
+        diffs.append(dict(before_header=path, after_header=path, before=before, after={'path': path, 'src': target}))
+        changed.append(path)
+        if module.check_mode:
+            continue
+        tmp = os.path.join(entry['path'], '.%s.%d.gpuops' % (name, os.getpid()))
+        os.symlink(target, tmp)
+        os.rename(tmp, path)
+    return changed
 
 
 def setting_items(entry):
@@ -415,6 +448,8 @@ def main():
         try:
             if HANDLERS[entry['state']](module, entry, diffs):
                 changed_paths.append(entry['path'])
+            if entry['state'] == 'directory':
+                changed_paths.extend(ensure_links(module, entry, diffs))
         except (EntryError, OSError, IOError) as e:
             module.fail_json(msg=to_native(e), changed=bool(changed_paths), changed_paths=changed_paths)
     result = dict(changed=bool(changed_paths), changed_paths=changed_paths)

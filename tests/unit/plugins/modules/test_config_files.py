@@ -221,3 +221,22 @@ def test_validate_leaves_nothing_next_to_the_file(tmp_path, run):
     assert sorted(os.listdir(str(tmp_path))) == ['jupyter_server_config.py']   # no __pycache__ beside it
     bad = run([dict(path=str(conf), content='c = (\n', validate='python3 -m py_compile %s')])
     assert bad.failed and conf.read_text() == 'c = 1\n'
+
+
+def test_links_in_a_directory_are_made_corrected_and_kept(tmp_path, run):
+    d = tmp_path / 'cuda-11.8'
+    d.mkdir()
+    (d / 'include').symlink_to('/elsewhere')
+    (d / 'bin').write_text('in the way')
+    links = {'bin': '/usr/lib/nvidia-cuda-toolkit/bin', 'include': '/usr/include', 'nvvm': '/not/there/yet'}
+    check = run([dict(path=str(d), state='directory', links=links)], check=True)
+    assert check['changed_paths'] == [str(d / 'bin'), str(d / 'include'), str(d / 'nvvm')]
+    assert not (d / 'bin').is_symlink() and os.readlink(str(d / 'include')) == '/elsewhere'
+    result = run([dict(path=str(d), state='directory', links=links)])
+    assert result['changed_paths'] == [str(d / 'bin'), str(d / 'include'), str(d / 'nvvm')]
+    assert {n: os.readlink(str(d / n)) for n in links} == links
+    assert leftovers(d) == [] and sorted(os.listdir(str(d))) == ['bin', 'include', 'nvvm']
+    assert run([dict(path=str(d), state='directory', links=links)])['changed'] is False
+    (d / 'sub').mkdir()
+    refused = run([dict(path=str(d), state='directory', links={'sub': '/x'})])
+    assert refused.failed and 'is a directory' in refused['msg']
