@@ -183,6 +183,12 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
+paths:
+  description: The paths of every entry handled (those with O(files[].enabled=true)), changed or not, in order.
+  returned: success
+  type: list
+  elements: str
+  sample: ["/etc/systemd/system/node_exporter.service.d", "/etc/systemd/system/node_exporter.service.d/gpuops.conf"]
 changed_paths:
   description: The paths that were (in check mode, would be) created, changed or removed, in the order of O(files).
   returned: always
@@ -452,7 +458,8 @@ def main():
                 changed_paths.extend(ensure_links(module, entry, diffs))
         except (EntryError, OSError, IOError) as e:
             module.fail_json(msg=to_native(e), changed=bool(changed_paths), changed_paths=changed_paths)
-    result = dict(changed=bool(changed_paths), changed_paths=changed_paths)
+    result = dict(changed=bool(changed_paths), changed_paths=changed_paths,
+                  paths=[entry['path'] for entry in module.params['files'] if entry['enabled']])
     if module._diff:
         result['diff'] = diffs
     module.exit_json(**result)

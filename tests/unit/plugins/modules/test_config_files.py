@@ -50,6 +50,7 @@ def test_writes_directories_and_files_in_order_then_changes_nothing(tmp_path, ru
     again = run(files)
     assert not again.failed, again
     assert again['changed'] is False and again['changed_paths'] == []
+    assert again['paths'] == [str(d), str(d / 'a.conf'), str(d / 'b.conf')]   # every entry handled, changed or not
 
 
 def test_only_the_changed_file_is_reported_and_rewritten(tmp_path, run):
