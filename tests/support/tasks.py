@@ -7,6 +7,11 @@
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
+import glob
+import os
+
+import yaml
+
 
 def walk(items):
     """Every task of a parsed task file, the tasks inside block, rescue and always included."""
@@ -15,3 +20,12 @@ def walk(items):
             yield task
             for key in ('block', 'rescue', 'always'):
                 yield from walk(task.get(key))
+
+
+def role_task_files(root):
+    """{'roles/<role>/tasks/<file>.yml': parsed YAML} for every role task file under the repository root ``root``."""
+    files = {}
+    for path in sorted(glob.glob(os.path.join(root, 'roles', '*', 'tasks', '*.yml'))):
+        with open(path) as handle:
+            files[os.path.relpath(path, root).replace(os.sep, '/')] = yaml.safe_load(handle)
+    return files

@@ -15,13 +15,10 @@ Each checker is a function of the parsed files, with a negative control.
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-import glob
 import os
 import re
 
-import yaml
-
-from ansible_collections.gpuops.gpu_server.tests.support.tasks import walk
+from ansible_collections.gpuops.gpu_server.tests.support.tasks import role_task_files, walk
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
@@ -63,11 +60,7 @@ def unguarded_registers(files):
 
 
 def _files():
-    files = {}
-    for path in sorted(glob.glob(os.path.join(ROOT, 'roles', '*', 'tasks', '*.yml'))):
-        with open(path) as handle:
-            files[os.path.relpath(path, ROOT).replace(os.sep, '/')] = yaml.safe_load(handle)
-    return files
+    return role_task_files(ROOT)
 
 
 def test_only_common_refreshes_the_apt_index():

@@ -19,9 +19,7 @@ import json
 import os
 import re
 
-import yaml
-
-from ansible_collections.gpuops.gpu_server.tests.support.tasks import walk
+from ansible_collections.gpuops.gpu_server.tests.support.tasks import role_task_files, walk
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 _EXPRESSION = re.compile(r'{{(.*?)}}', re.S)
@@ -49,11 +47,7 @@ def unprotected(files, templates):
 
 
 def _files():
-    files = {}
-    for path in sorted(glob.glob(os.path.join(ROOT, 'roles', '*', 'tasks', '*.yml'))):
-        with open(path) as handle:
-            files[os.path.relpath(path, ROOT).replace(os.sep, '/')] = yaml.safe_load(handle)
-    return files
+    return role_task_files(ROOT)
 
 
 def _templates():
