@@ -105,3 +105,23 @@ def test_flock_holder_is_waited_for(run_module, holder):
     result = run_module(package_lock.main, {"paths": [path], "timeout": 30, "sleep": 0.2})
     assert not result.failed and result["waited"] >= 1.0
     assert result["holders"][0]["lock"] == "flock"
+
+
+def test_missing_packages_read_from_dpkg_status(run_module, tmp_path, monkeypatch):
+    status = tmp_path / "status"
+    status.write_text("Package: logrotate\nStatus: install ok installed\nArchitecture: all\nVersion: 3.21.0-1\n\n"
+                      "Package: rsyslog\nStatus: deinstall ok config-files\nArchitecture: amd64\nVersion: 8.2302.0-1\n")
+    monkeypatch.setattr(package_lock, "DPKG_STATUS", str(status))
+    result = run_module(package_lock.main, {"paths": [str(tmp_path / "absent")], "timeout": 0,
+                                            "packages": ["logrotate", "rsyslog", "logrotate=3.20.0-1"]})
+    assert not result.failed and result["changed"] is False
+    assert result["missing"] == ["rsyslog", "logrotate=3.20.0-1"]
+
+
+def test_without_dpkg_every_package_is_missing(run_module, tmp_path, monkeypatch):
+    monkeypatch.setattr(package_lock, "DPKG_STATUS", str(tmp_path / "no-status"))
+    result = run_module(package_lock.main, {"paths": [str(tmp_path / "absent")], "timeout": 0,
+                                            "packages": ["logrotate"]})
+    assert result["missing"] == ["logrotate"]
+    result = run_module(package_lock.main, {"paths": [str(tmp_path / "absent")], "timeout": 0})
+    assert result["missing"] == []
