@@ -35,8 +35,8 @@ CHECK_MODE_READS = {
     # 1. verify skipped as a whole, on its import (gpu_monitoring: one per part); log_management's journald proof
     'roles/backup/tasks/main.yml': 1, 'roles/base/tasks/main.yml': 1, 'roles/hardening/tasks/main.yml': 1,
     'roles/jupyter/tasks/main.yml': 1, 'roles/nvidia_container_toolkit/tasks/main.yml': 1,
-    'roles/spot/tasks/main.yml': 1, 'roles/storage/tasks/main.yml': 1, 'roles/training_cluster/tasks/main.yml': 1,
-    'roles/slurm/tasks/main.yml': 1,
+    'roles/spot/tasks/main.yml': 1, 'roles/training_cluster/tasks/main.yml': 1,
+    'roles/slurm/tasks/main.yml': 1, 'roles/storage/tasks/disks.yml': 1,
     'roles/gpu_monitoring/tasks/node.yml': 1,
     'roles/gpu_monitoring/tasks/server.yml': 1, 'roles/log_management/tasks/verify.yml': 1,
     # 2. real work only: the GPUs, the acceptance sample, the driver upgrade (and its report's words)
