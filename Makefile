@@ -174,7 +174,9 @@ demo: PLATFORMS := $(PLATFORM)
 DEMO_VARS = $(wildcard inventories/demo-platforms/$(PLATFORM).yml)
 # The image's CMD starts systemd and its label gpuops.cgroupns names the cgroup namespace it needs (private on Ubuntu
 # 26.04, whose systemd has no cgroup v1 support: tests/images/build.sh).
-demo: host-demo venv-demo image wheels ## Converge site.yml on a local container (gpuops-demo) of PLATFORM (debian12, debian13, ubuntu2204, ubuntu2404, ubuntu2604)
+# The image (debootstrap), and .venv followed by the wheels, are built side by side (demo-deps).
+demo: host-demo ## Converge site.yml on a local container (gpuops-demo) of PLATFORM (debian12, debian13, ubuntu2204, ubuntu2404, ubuntu2604)
+	@$(MAKE) --no-print-directory -j3 demo-deps PLATFORM=$(PLATFORM) PLATFORMS=$(PLATFORM)
 	@if ! docker inspect -f '{{.State.Running}}' $(DEMO_NAME) 2>/dev/null | grep -q true; then \
 	  docker rm -f $(DEMO_NAME) >/dev/null 2>&1 || true; \
 	  rm -f .cache/facts/*$(DEMO_NAME); \
@@ -192,6 +194,9 @@ demo: host-demo venv-demo image wheels ## Converge site.yml on a local container
 	$(BIN)/ansible-playbook scripts/demo-prepare.yml -i inventories/demo
 	$(BIN)/ansible-playbook site.yml -i inventories/demo $(if $(DEMO_VARS),-e @$(DEMO_VARS))
 	$(BIN)/ansible-playbook playbooks/summary.yml -i inventories/demo
+
+.PHONY: demo-deps
+demo-deps: venv-demo image wheels ## What make demo needs before its container: .venv (the demo's part), the image and the wheels
 
 .PHONY: demo-clean
 demo-clean: ## Remove the demo container, its Docker volumes and cached facts (the next demo may run another platform)
