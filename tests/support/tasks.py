@@ -9,8 +9,11 @@ __metaclass__ = type
 
 import glob
 import os
+import re
 
 import yaml
+
+_DEFAULT = re.compile(r'\s*\|\s*default\b')
 
 
 def walk(items):
@@ -29,3 +32,15 @@ def role_task_files(root):
         with open(path) as handle:
             files[os.path.relpath(path, root).replace(os.sep, '/')] = yaml.safe_load(handle)
     return files
+
+
+def when_texts(task):
+    """A task's ``when`` as a list of strings (one condition or a list of them)."""
+    when = task.get('when', [])
+    return [str(item) for item in (when if isinstance(when, list) else [when])]
+
+
+def names_without_default(text, pattern):
+    """The names ``pattern`` (a compiled regular expression, the name in group 1) finds in a template or condition
+    text that no ``| default`` follows."""
+    return [match.group(1) for match in pattern.finditer(text) if not _DEFAULT.match(text, match.end())]

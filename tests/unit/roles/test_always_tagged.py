@@ -15,9 +15,8 @@ __metaclass__ = type
 import os
 import re
 
-import yaml
-
-from ansible_collections.gpuops.gpu_server.tests.support.tasks import role_task_files, walk
+from ansible_collections.gpuops.gpu_server.tests.support.tasks import names_without_default, role_task_files, walk, when_texts
+from ansible_collections.gpuops.gpu_server.tests.unit.conftest import role_path, role_yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 _NAME = re.compile(r'(?<![\w.\'"])(_[a-z0-9_]+)')
@@ -26,10 +25,8 @@ _NAME = re.compile(r'(?<![\w.\'"])(_[a-z0-9_]+)')
 def _role_names(role):
     names = set()
     for part in ('defaults', 'vars'):
-        path = os.path.join(ROOT, 'roles', role, part, 'main.yml')
-        if os.path.exists(path):
-            with open(path) as handle:
-                names.update((yaml.safe_load(handle) or {}).keys())
+        if os.path.exists(role_path(role, part, 'main.yml')):
+            names.update(role_yaml(role, part, 'main.yml').keys())
     return names
 
 
@@ -43,12 +40,10 @@ def unguarded(files, known):
             tags = task.get('tags') or []
             if 'always' not in (tags if isinstance(tags, list) else [tags]):
                 continue
-            when = task.get('when', [])
-            for text in [str(item) for item in (when if isinstance(when, list) else [when])]:
-                for match in _NAME.finditer(text):
-                    if match.group(1) in known(role) or re.match(r'\s*\|\s*default\b', text[match.end():]):
-                        continue
-                    found.add((path, task.get('name'), match.group(1)))
+            for text in when_texts(task):
+                for name in names_without_default(text, _NAME):
+                    if name not in known(role):
+                        found.add((path, task.get('name'), name))
     return found
 
 

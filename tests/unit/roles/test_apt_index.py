@@ -18,7 +18,7 @@ __metaclass__ = type
 import os
 import re
 
-from ansible_collections.gpuops.gpu_server.tests.support.tasks import role_task_files, walk
+from ansible_collections.gpuops.gpu_server.tests.support.tasks import names_without_default, role_task_files, walk, when_texts
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
@@ -49,13 +49,10 @@ def unguarded_registers(files):
             args = task.get('ansible.builtin.import_role')
             if not isinstance(args, dict) or args.get('tasks_from') != 'apt_index':
                 continue
-            when = task.get('when', [])
-            texts = [str(item) for item in (when if isinstance(when, list) else [when])]
-            texts += [str(value) for value in (task.get('vars') or {}).values()]
+            texts = when_texts(task) + [str(value) for value in (task.get('vars') or {}).values()]
             for text in texts:
-                for match in _REGISTER.finditer(text):
-                    if not re.match(r'\s*\|\s*default\b', text[match.end():]):
-                        found.add((path, task.get('name'), match.group(1)))
+                for name in names_without_default(text, _REGISTER):
+                    found.add((path, task.get('name'), name))
     return found
 
 
