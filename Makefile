@@ -29,13 +29,17 @@ help: ## List the targets
 	@grep -hE '^[a-z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
 # Two stamps in one .venv: the demo's part (Ansible), then the test tools on top of it.
+# --no-compile: Python compiles a module when it is first imported and keeps it in __pycache__ (.venv is the user's), so
+# only what is used is compiled, not the ~40,000 files of the `ansible` bundle: the demo's part from PyPI with an empty
+# pip cache in 4.5 s instead of 19.7 s (2026-12-07, 2 cores).
+PIP_INSTALL := $(BIN)/pip install --quiet --disable-pip-version-check --no-compile
 $(BIN)/.stamp-demo: requirements-demo.txt
 	$(PY) -m venv $(VENV)
-	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements-demo.txt
+	$(PIP_INSTALL) -r requirements-demo.txt
 	touch $@
 
 $(BIN)/.stamp: requirements-dev.txt requirements-demo.txt $(BIN)/.stamp-demo
-	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	$(PIP_INSTALL) -r requirements-dev.txt
 	touch $@
 
 .PHONY: venv-demo
@@ -54,7 +58,7 @@ host: ## Install what the tests need from the distribution, start dockerd and th
 	bash scripts/setup-host.sh test
 
 .PHONY: host-demo
-host-demo: ## Install what the demo needs from the distribution (docker.io, debootstrap ...), start dockerd
+host-demo: ## Install what the demo needs from the distribution (docker.io, mmdebstrap ...), start dockerd
 	bash scripts/setup-host.sh demo
 
 .PHONY: image
@@ -141,7 +145,7 @@ checks: venv ## Every check but Molecule, CHECK_JOBS (2) at a time
 	$(MAKE) --no-print-directory -j $(CHECK_JOBS) --output-sync=target $(CHECKS)
 
 .PHONY: test
-# The test images and the wheelhouse (downloads, debootstrap and apt, mostly waiting on the network) are made while the
+# The test images and the wheelhouse (downloads, mmdebstrap and apt, mostly waiting on the network) are made while the
 # checks run; Molecule follows. The scenarios in a booted guest are the heavier tier, `make test-vm`.
 test: host venv ## Everything CI runs
 	$(MAKE) --no-print-directory -j 3 --output-sync=target checks image wheels
@@ -174,7 +178,7 @@ demo: PLATFORMS := $(PLATFORM)
 DEMO_VARS = $(wildcard inventories/demo-platforms/$(PLATFORM).yml)
 # The image's CMD starts systemd and its label gpuops.cgroupns names the cgroup namespace it needs (private on Ubuntu
 # 26.04, whose systemd has no cgroup v1 support: tests/images/build.sh).
-# The image (debootstrap), and .venv followed by the wheels, are built side by side (demo-deps).
+# The image (mmdebstrap), and .venv followed by the wheels, are built side by side (demo-deps).
 demo: host-demo ## Converge site.yml on a local container (gpuops-demo) of PLATFORM (debian12, debian13, ubuntu2204, ubuntu2404, ubuntu2604)
 	@$(MAKE) --no-print-directory -j3 demo-deps PLATFORM=$(PLATFORM) PLATFORMS=$(PLATFORM)
 	@if ! docker inspect -f '{{.State.Running}}' $(DEMO_NAME) 2>/dev/null | grep -q true; then \

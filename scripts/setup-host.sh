@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prepare a fresh Debian/Ubuntu machine (root) from the distribution, for the demo or for the tests:
-#   scripts/setup-host.sh demo   what `make demo` needs: the Docker engine, debootstrap (its image), make, git, an SSH
+#   scripts/setup-host.sh demo   what `make demo` needs: the Docker engine, mmdebstrap (its image), make, git, an SSH
 #                                client (the demo admin's key pair; the hardening role's lockout guard logs in with it)
 #                                and python3-venv; dockerd started when not running.
 #   scripts/setup-host.sh [test] all that, and what `make test` needs besides: shellcheck (sanity), promtool (alert rule
@@ -20,7 +20,7 @@ need() {  # need COMMAND PACKAGE: install PACKAGE when COMMAND is missing
   command -v "$1" >/dev/null 2>&1 || missing+=("$2")
 }
 need dockerd docker.io
-need debootstrap debootstrap
+need mmdebstrap mmdebstrap
 need make make
 need git git
 need ssh openssh-client

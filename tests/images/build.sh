@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Build a local systemd test image with debootstrap + `docker import`: tests/images/build.sh PLATFORM
+# Build a local systemd test image with mmdebstrap + `docker import`: tests/images/build.sh PLATFORM
 # PLATFORM: debian12 (default), debian13, ubuntu2204, ubuntu2404, ubuntu2604. No container registry is reachable from CI,
 # so every image is built from the distribution's own archive, the way a cloud image is set up: Ubuntu with
 # main, restricted, universe and multiverse plus -updates and -security, Debian with main plus -updates and
@@ -44,20 +44,29 @@ if docker image inspect "$TAG" >/dev/null 2>&1; then
   exit 0
 fi
 
-command -v debootstrap >/dev/null || { echo "debootstrap is missing: apt-get install debootstrap" >&2; exit 1; }
+command -v mmdebstrap >/dev/null || { echo "mmdebstrap is missing: apt-get install mmdebstrap (or make host-demo)" >&2; exit 1; }
 WORK=$(mktemp -d /tmp/gpuops-image.XXXXXX)
 ROOTFS="$WORK/rootfs"
 trap 'rm -rf "$WORK"' EXIT
 echo "building ${TAG} from ${MIRROR} (${SUITE}) ..."
 start=$(date +%s)
 
-args=(--variant=minbase --include="$INCLUDE")
-script=()
-if [[ $FAMILY == ubuntu ]]; then
-  # Debian's debootstrap may not know the newest Ubuntu suites, but every Ubuntu script is `gutsy`.
-  components="main,restricted,universe,multiverse"
-  args+=("--components=$components" "--keyring=$WORK/ubuntu-archive-keyring.gpg")
-  script=(/usr/share/debootstrap/scripts/gutsy)
+# mmdebstrap, not debootstrap: it resolves and downloads with apt, all at once, and installs in one dpkg pass; the same
+# root file system (the `minbase` set: Priority required, apt, and INCLUDE; merged /usr) in 23 s instead of
+# debootstrap's 51 s for Debian 12 (2026-12-07, 2 cores). It needs no per-suite script, so new Ubuntu suites work as is.
+# The package set is debootstrap's: its minbase adds apt, and on Ubuntu (where both are Priority important, not
+# required) apt and ubuntu-keyring. Debian 12 gets merged /usr as debootstrap sets it up, the links first and then
+# usr-is-merged (mmdebstrap's merged-usr hook), not through the `usrmerge` package and perl; Debian 13's base-files and
+# Ubuntu's packages make the links themselves. Each platform's package list was compared with its debootstrap image's
+# (2026-12-07): the same packages.
+args=(--variant=minbase)
+if [[ $SUITE == bookworm ]]; then
+  args+=(--include="$INCLUDE" --hook-dir=/usr/share/mmdebstrap/hooks/merged-usr)
+elif [[ $FAMILY == debian ]]; then
+  args+=(--include="$INCLUDE")
+else
+  args+=(--include="$INCLUDE,apt,ubuntu-keyring" --components="main,restricted,universe,multiverse"
+         --keyring="$WORK/ubuntu-archive-keyring.gpg")
   python3 - "$MIRROR/$UBUNTU_KEYRING_DEB" "$UBUNTU_KEYRING_SHA256" "$WORK/ubuntu-keyring.deb" <<'PY'
 import hashlib, sys, urllib.request
 url, sha, dest = sys.argv[1:4]
@@ -70,8 +79,9 @@ PY
   dpkg-deb --fsys-tarfile "$WORK/ubuntu-keyring.deb" \
     | tar -xO ./usr/share/keyrings/ubuntu-archive-keyring.gpg > "$WORK/ubuntu-archive-keyring.gpg"
 fi
-debootstrap "${args[@]}" "$SUITE" "$ROOTFS" "$MIRROR" "${script[@]}" >"$WORK/debootstrap.log" 2>&1 \
-  || { tail -n 30 "$WORK/debootstrap.log" >&2; exit 1; }
+mkdir "$ROOTFS"
+mmdebstrap "${args[@]}" "$SUITE" "$ROOTFS" "$MIRROR" >"$WORK/mmdebstrap.log" 2>&1 \
+  || { tail -n 30 "$WORK/mmdebstrap.log" >&2; exit 1; }
 
 # The sources a cloud image of this platform has.
 if [[ $FAMILY == ubuntu ]]; then
