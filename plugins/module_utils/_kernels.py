@@ -130,19 +130,61 @@ def _join(root, path):
     return os.path.join(root or '/', path.lstrip('/'))
 
 
-def resolve_in_root(root, path, hops=8):
-    """``path`` (already under ``root``) with links to absolute targets taken as relative to ``root``, so that a
-    Ubuntu ``build -> /usr/src/linux-headers-...`` link in an image mounted at ``root`` resolves inside the image.
-    Only the last component is followed; ``hops`` bounds a loop."""
-    for _i in range(hops):
-        if not os.path.islink(path):
-            return path
+# Links followed while resolving one path inside a root (Linux's own limit is 40).
+MAX_LINKS = 40
+
+
+class PathRefused(ValueError):
+    """A path inside a root that cannot be resolved inside it (its links do not end, one cannot be read, or the path
+    is not under the root): refused, never guessed."""
+
+
+def resolve_in_root(root, path, max_links=MAX_LINKS):
+    """``path`` (under ``root``) resolved component by component as if ``root`` were ``/``: a link to an absolute
+    target continues from ``root`` (Ubuntu's ``build -> /usr/src/linux-headers-...``, an image's ``lib -> /usr/lib``),
+    ``..`` never climbs above ``root``, and every component is looked at with ``os.lstat``, so no link, in the last
+    component or any other, leads to a file of the host that reads the image. A component that does not exist ends
+    the walk: the rest is appended as it is (the caller's test of the path then finds nothing).
+
+    Raises PathRefused after ``max_links`` links (a loop, or a chain no kernel would follow), for a link that cannot
+    be read, and for a ``path`` not under ``root``."""
+    root = os.path.abspath(root or '/')
+    prefix = root.rstrip('/') + '/'
+    # No lexical normalisation of path: its '..' are walked (and clamped) like a link's.
+    if path != root and not path.startswith(prefix):
+        raise PathRefused('%s is not under the root %s' % (path, root))
+    pending = path[len(prefix):].split('/') if path.startswith(prefix) else []
+    pending.reverse()                                    # a stack: the next component last
+    done, links = [], 0
+    while pending:
+        part = pending.pop()
+        if part in ('', '.'):
+            continue
+        if part == '..':
+            if done:
+                done.pop()                               # clamped: '..' of the root is the root
+            continue
+        candidate = os.path.join(root, *(done + [part]))
         try:
-            target = os.readlink(path)
+            st = os.lstat(candidate)
         except OSError:
-            return path
-        path = _join(root, target) if os.path.isabs(target) else os.path.join(os.path.dirname(path), target)
-    return path
+            pending.reverse()
+            return os.path.join(candidate, *[p for p in pending if p not in ('', '.')])
+        if not stat.S_ISLNK(st.st_mode):
+            done.append(part)
+            continue
+        links += 1
+        if links > max_links:
+            raise PathRefused('%s: more than %d symbolic links while resolving it inside %s (a loop?)'
+                           % (path, max_links, root))
+        try:
+            target = os.readlink(candidate)
+        except OSError as e:
+            raise PathRefused('%s: the link %s cannot be read: %s' % (path, candidate, e.strerror or e))
+        if os.path.isabs(target):
+            done = []                                    # an absolute target starts again at the root
+        pending.extend(reversed(target.split('/')))
+    return os.path.join(root, *done)
 
 
 def modules_dir(root, release):
@@ -163,9 +205,9 @@ def bootable_kernels(root='/'):
 
     In a container the running kernel is the Docker host's: it has no /lib/modules directory there and is not
     listed. Names with blanks, control or non-ASCII characters are not kernels. Never raises; an unreadable /boot
-    gives [].
+    gives []. Raises PathRefused for a path whose links loop (resolve_in_root).
     """
-    boot = _join(root, 'boot')
+    boot = resolve_in_root(root, _join(root, 'boot'))
     try:
         names = os.listdir(boot)
     except OSError:
@@ -677,19 +719,17 @@ def build_log_kernel(text):
 
 def newest_build_log(root='/'):
     """The newest DKMS build log under <root>/var/lib/dkms (DKMS 2: <module>/<version>/build/make.log; DKMS 3:
-    <module>/<version>/<kernel>/<arch>/log/make.log), or None."""
-    base = _join(root, '/var/lib/dkms')
+    <module>/<version>/<kernel>/<arch>/log/make.log), or None. No link is followed below var/lib/dkms."""
+    base = resolve_in_root(root, _join(root, '/var/lib/dkms'))
     newest, newest_mtime = None, None
     for depth_pattern in (('build', 'make.log'), ('*', '*', 'log', 'make.log')):
-        for module in _listdir(base):
-            for version in _listdir(os.path.join(base, module)):
-                for path in _expand(os.path.join(base, module, version), depth_pattern):
-                    try:
-                        st = os.lstat(path)
-                    except OSError:
-                        continue
-                    if stat.S_ISREG(st.st_mode) and (newest_mtime is None or st.st_mtime > newest_mtime):
-                        newest, newest_mtime = path, st.st_mtime
+        for path in _expand(base, ('*', '*') + depth_pattern):
+            try:
+                st = os.lstat(path)
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode) and (newest_mtime is None or st.st_mtime > newest_mtime):
+                newest, newest_mtime = path, st.st_mtime
     return newest
 
 
@@ -700,11 +740,22 @@ def _listdir(path):
         return []
 
 
+def _real_dir(path):
+    """Whether path is a directory itself, not a link to one (a link in the tree could lead out of it)."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
 def _expand(base, parts):
+    """The paths base/parts ('*' for every entry); the directories walked through are never links."""
     paths = [base]
     for part in parts:
         nxt = []
         for p in paths:
+            if not _real_dir(p):
+                continue
             if part == '*':
                 nxt.extend(os.path.join(p, name) for name in _listdir(p))
             else:

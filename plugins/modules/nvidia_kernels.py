@@ -53,6 +53,10 @@ options:
       - The root of the tree to read, V(/) on a host, or where an image is mounted.
       - When not V(/), C(modinfo) runs with C(-b <root>), C(apt-cache) with C(-o Dir=<root>) and C(dpkg-query) with
         C(--admindir=<root>/var/lib/dpkg), and links to absolute paths in the tree resolve inside it.
+      - The module's own reads of the tree resolve every component of a path inside O(root), not only the last one
+        (an image's C(lib -> /usr/lib) continues in the image, C(..) stops at O(root)), so an image's kernels are never
+        judged from the build host's files. A path whose links do not end (more than 40, a loop) fails the module,
+        naming the path.
     type: path
     default: /
   module_names:
@@ -441,7 +445,7 @@ class Host(object):
         return rc == 0
 
     def initramfs(self, release, blacklist_file, on_disk, disk_reason):
-        image = os.path.join(self.root, 'boot', 'initrd.img-' + release)
+        image = _kernels.resolve_in_root(self.root, os.path.join(self.root, 'boot', 'initrd.img-' + release))
         shown = '/boot/initrd.img-' + release if self.root == '/' else image
         if not os.path.isfile(image):
             if not blacklist_file:
@@ -475,7 +479,7 @@ class Host(object):
                                       'inventory the kernels)')
         argv = [dpkg_query]
         if self.root != '/':
-            argv.append('--admindir=' + os.path.join(self.root, 'var/lib/dpkg'))
+            argv.append('--admindir=' + _kernels.resolve_in_root(self.root, os.path.join(self.root, 'var/lib/dpkg')))
         return argv + list(args)
 
     def apt_cache_argv(self, args):
@@ -659,6 +663,14 @@ def main():
         supports_check_mode=True,
     )
     check_params(module)
+    try:
+        module.exit_json(**inventory(module))
+    except _kernels.PathRefused as e:
+        module.fail_json(msg='root %s: %s; fix or remove the link in the tree' % (module.params['root'], e))
+
+
+def inventory(module):
+    """The kernels of the tree at root, their problems, and the plan (the module's result)."""
     p = module.params
     host = Host(module)
     running = os.uname()[2]
@@ -708,7 +720,7 @@ def main():
                                                    p['mok_certificate'], host.mok_test_key(p['mok_certificate']))
             if refusal:
                 result['plan']['refusals'].append(refusal)
-    module.exit_json(**result)
+    return result
 
 
 if __name__ == '__main__':

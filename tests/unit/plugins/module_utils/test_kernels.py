@@ -160,6 +160,145 @@ def test_headers_follow_an_absolute_link_inside_the_root(tmp_path):
     assert k.headers_installed(str(tmp_path), '6.8.0-150-generic') is False   # a dangling link is no headers
 
 
+# Links inside a root (issue 52, item 11) -------------------------------------------------------------------------
+
+RELEASE = '6.8.0-149-generic'
+
+
+def _old_resolve_in_root(root, path, hops=8):
+    """The resolver before issue 52: only the last component was followed, so a link in an intermediate component
+    (an image's lib -> /usr/lib) was followed by the kernel, on the build host. Kept here as the negative control."""
+    for _i in range(hops):
+        if not os.path.islink(path):
+            return path
+        target = os.readlink(path)
+        path = os.path.join(root, target.lstrip('/')) if os.path.isabs(target) else os.path.join(
+            os.path.dirname(path), target)
+    return path
+
+
+def image_with_absolute_lib_link(tmp_path):
+    """An image at tmp/image whose lib is an absolute link to <host>/usr/lib (tmp/host: the build host's files,
+    outside the root), as an image built with `lib -> /usr/lib` looks when mounted. The same absolute path inside the
+    image holds the image's own kernel, which has no nvidia module; the host's has one (distinguishable)."""
+    image, host = tmp_path / 'image', tmp_path / 'host'
+    host_lib = host / 'usr' / 'lib'
+    for tree, listed in ((host_lib, 'kernel/nvidia-580srv/nvidia.ko:\n'),
+                         (image / str(host_lib).lstrip('/'), 'kernel/drivers/gpu/drm/nouveau/nouveau.ko.zst:\n')):
+        (tree / 'modules' / RELEASE).mkdir(parents=True)
+        (tree / 'modules' / RELEASE / 'modules.dep').write_text(listed)
+    (image / 'lib').symlink_to(str(host_lib))                       # absolute: lib -> /<host>/usr/lib
+    (image / 'boot').mkdir()
+    (image / 'boot' / ('vmlinuz-' + RELEASE)).write_bytes(b'kernel')
+    return str(image), str(host)
+
+
+def test_an_absolute_link_in_an_intermediate_component_resolves_inside_the_root(tmp_path):
+    root, host = image_with_absolute_lib_link(tmp_path)
+    resolved = k.resolve_in_root(root, os.path.join(root, 'lib', 'modules', RELEASE))
+    assert resolved == os.path.join(root, host.lstrip('/'), 'usr', 'lib', 'modules', RELEASE)
+    assert k.modules_dir(root, RELEASE) == resolved
+    assert k.module_listed(root, RELEASE, 'nvidia') is False         # the image's own modules.dep
+    assert k.module_listed(root, RELEASE, 'nouveau') is True
+    assert k.bootable_kernels(root) == [RELEASE]
+
+
+def test_negative_control_the_old_resolver_read_the_host_file(tmp_path, monkeypatch):
+    root, host = image_with_absolute_lib_link(tmp_path)
+    monkeypatch.setattr(k, 'resolve_in_root', _old_resolve_in_root)
+    assert k.module_listed(root, RELEASE, 'nvidia') is True          # the build host's modules.dep, outside root
+    monkeypatch.undo()
+    assert k.module_listed(root, RELEASE, 'nvidia') is False
+
+
+def test_an_image_without_the_target_inside_it_finds_nothing_rather_than_the_host(tmp_path):
+    """The same image, its own copy removed: the old code found the host's kernel modules; now none."""
+    root, host = image_with_absolute_lib_link(tmp_path)
+    import shutil
+    shutil.rmtree(os.path.join(root, host.lstrip('/').split('/')[0]))
+    assert k.modules_dir(root, RELEASE) is None
+    assert k.bootable_kernels(root) == []
+    assert k.module_listed(root, RELEASE, 'nvidia') is None
+    assert os.path.isdir(_old_resolve_in_root(root, os.path.join(root, 'lib', 'modules', RELEASE)))   # the host's
+
+
+def test_dotdot_in_a_link_is_clamped_at_the_root(tmp_path):
+    root = tmp_path / 'image'
+    root.mkdir()
+    make_kernel(root, RELEASE)
+    (root / 'usr' / 'src' / 'linux-headers-x').mkdir(parents=True)
+    (tmp_path / 'usr' / 'src' / 'linux-headers-x').mkdir(parents=True)   # what ../.. would reach: outside root
+    deep = '../' * 12 + 'usr/src/linux-headers-x'
+    (root / 'lib' / 'modules' / RELEASE / 'build').symlink_to(deep)
+    assert k.resolve_in_root(str(root), str(root / 'lib' / 'modules' / RELEASE / 'build')) == \
+        str(root / 'usr' / 'src' / 'linux-headers-x')
+    assert k.headers_installed(str(root), RELEASE) is True
+    # .. in the path itself, and an intermediate link climbing out: both stay inside.
+    (root / 'etc').mkdir()
+    (root / 'etc' / 'up').symlink_to('../../../..')
+    assert k.resolve_in_root(str(root), str(root / 'etc' / 'up' / 'usr' / 'src')) == str(root / 'usr' / 'src')
+    assert k.resolve_in_root(str(root), str(root) + '/etc/../../../usr') == str(root / 'usr')
+    assert k.resolve_in_root(str(root), str(root)) == str(root)
+
+
+@pytest.mark.parametrize('loop', [
+    [('a', 'b'), ('b', 'a')],                        # two links pointing at each other
+    [('a', 'a')],                                    # a link to itself
+    [('a', '/a')],                                   # absolute, to itself inside the root
+    [('a', 'a/x')],                                  # growing
+])
+def test_a_link_loop_is_refused_cleanly(tmp_path, loop):
+    root = tmp_path / 'image'
+    root.mkdir()
+    for name, target in loop:
+        (root / name).symlink_to(target)
+    with pytest.raises(k.PathRefused, match=r'more than 40 symbolic links while resolving it inside'):
+        k.resolve_in_root(str(root), str(root / 'a' / 'lib'))
+
+
+def test_a_loop_in_boot_or_lib_refuses_the_inventory(tmp_path):
+    root = tmp_path / 'image'
+    root.mkdir()
+    (root / 'boot').symlink_to('boot')
+    with pytest.raises(k.PathRefused, match='boot: more than 40'):
+        k.bootable_kernels(str(root))
+
+
+def test_a_long_chain_within_the_limit_resolves(tmp_path):
+    root = tmp_path / 'image'
+    (root / 'end').mkdir(parents=True)
+    for i in range(40):
+        (root / ('l%d' % i)).symlink_to('l%d' % (i + 1) if i < 39 else '/end')
+    assert k.resolve_in_root(str(root), str(root / 'l0')) == str(root / 'end')
+    (root / 'l40').symlink_to('l0')
+    with pytest.raises(k.PathRefused):
+        k.resolve_in_root(str(root), str(root / 'l40'))
+
+
+def test_a_path_outside_the_root_is_refused(tmp_path):
+    with pytest.raises(k.PathRefused, match='is not under the root'):
+        k.resolve_in_root(str(tmp_path / 'image'), str(tmp_path / 'other'))
+
+
+def test_the_live_root_resolves_as_the_kernel_does(tmp_path):
+    (tmp_path / 'dir').mkdir()
+    (tmp_path / 'link').symlink_to(str(tmp_path / 'dir'))
+    assert k.resolve_in_root('/', str(tmp_path / 'link' / 'x')) == os.path.realpath(str(tmp_path / 'dir')) + '/x'
+
+
+def test_newest_build_log_follows_no_link_below_dkms(tmp_path):
+    outside = tmp_path / 'host/nvidia/580/build/make.log'
+    outside.parent.mkdir(parents=True)
+    outside.write_text('host log')
+    dkms = tmp_path / 'image/var/lib/dkms'
+    dkms.mkdir(parents=True)
+    (dkms / 'nvidia').symlink_to(str(tmp_path / 'host/nvidia'))
+    assert k.newest_build_log(str(tmp_path / 'image')) is None
+    (dkms / 'real/1/build').mkdir(parents=True)
+    (dkms / 'real/1/build/make.log').write_text('image log')
+    assert k.newest_build_log(str(tmp_path / 'image')) == str(dkms / 'real/1/build/make.log')
+
+
 def test_module_listed_from_modules_dep_and_builtin(tmp_path):
     make_kernel(tmp_path, '7.0.0-1018-aws')
     make_kernel(tmp_path, '6.8.0-149-generic')

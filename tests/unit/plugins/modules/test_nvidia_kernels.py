@@ -443,3 +443,34 @@ def test_secure_boot_refuses_dkms_modules_whose_key_is_not_enrolled(fake, run_mo
     (fake.fake / 'calls.mokutil').unlink()
     result = run_module(nvidia_kernels.main, fake.args(branch='535', mok_certificate=str(certificate)))
     assert result['plan']['refusals'] == [] and not (fake.fake / 'calls.mokutil').exists()
+
+
+def test_a_link_loop_in_the_image_fails_naming_the_path(fake, run_module):
+    """Issue 52, item 11: a loop is refused with a message, not a traceback and not a guess."""
+    fake.kernel('6.8.0-149-generic')
+    (fake.root / 'lib' / 'modules' / '6.8.0-149-generic' / 'build').symlink_to('build')
+    result = run_module(nvidia_kernels.main, fake.args(plan=False))
+    assert result.failed
+    assert 'lib/modules/6.8.0-149-generic/build: more than 40 symbolic links' in result['msg']
+    assert result['msg'].startswith('root %s: ' % fake.root)
+
+
+def test_an_absolute_intermediate_link_reads_the_image_not_the_build_host(fake, run_module, tmp_path):
+    """The image's etc and boot are absolute links (to paths of the build host, planted outside the root, with other
+    content): the module reads the image's own files at those paths inside the root."""
+    host = tmp_path / 'host'
+    (host / 'etc').mkdir(parents=True)
+    (host / 'etc' / 'os-release').write_text('ID=debian\n')              # the build host says Debian
+    (host / 'boot').mkdir()
+    (host / 'boot' / 'initrd.img-6.8.0-149-generic').write_text('FAIL')
+    fake.kernel('6.8.0-149-generic', modinfo=MODINFO_580_NOBLE, initramfs=BLACKLIST)
+    for name in ('etc', 'boot'):
+        inside = fake.root / str(host / name).lstrip('/')
+        inside.parent.mkdir(parents=True, exist_ok=True)
+        os.rename(str(fake.root / name), str(inside))
+        (fake.root / name).symlink_to(str(host / name))                  # absolute: etc -> /<host>/etc
+    result = run_module(nvidia_kernels.main, fake.args())
+    assert not result.failed, result.get('msg')
+    assert [k['release'] for k in result['kernels']] == ['6.8.0-149-generic']
+    assert result['kernels'][0]['initramfs_blacklist'] == 'current'     # the image's initramfs, not the host's
+    assert result['plan']['kernels'][0]['source'] == 'prebuilt'          # Ubuntu: the image's os-release
