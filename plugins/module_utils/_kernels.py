@@ -109,17 +109,45 @@ def kernel_flavour(release):
     return ''
 
 
+# An upstream pre-release in a kernel release: 6.9.0-rc3 (uname -r of an upstream rc), 6.9.0-rc3-amd64 (an rc
+# built with a distribution's flavour), 6.9.0-060900rc3-generic (Ubuntu's mainline builds), or Debian's 6.9~rc3
+# spelling of the same in a package version.
+_PRE_RELEASE = re.compile(r'(?:(?<=[0-9])|[-.~_])rc(?=[0-9])')
+
+
+def _order_key(text):
+    """dpkg's version ordering (deb-version(7): "Sorting algorithm") as a sort key: alternating non-digit and digit
+    parts; non-digit parts compared character by character, letters before other characters, ``~`` before anything,
+    even the end; digit parts compared as numbers. The key ends with the pair of an empty remainder, so that
+    ``6.9.0`` sorts above ``6.9.0~rc3`` and below ``6.9.0-1``."""
+    key = []
+    for letters, digits in re.findall(r'([^0-9]*)([0-9]*)', text):
+        if not letters and not digits:
+            continue
+        order = tuple(-1 if c == '~' else ord(c) if c.isalpha() else ord(c) + 256 for c in letters) + (0,)
+        key.append((order, int(digits) if digits else 0))
+    key.append(((0,), 0))
+    return tuple(key)
+
+
 def release_sort_key(release):
     """A sort key for kernel releases, numbers compared as numbers: ``sorted(releases, key=release_sort_key,
     reverse=True)`` puts the newest first (7.0.0-1018-aws before 6.8.0-1052-aws, 6.8.0-149 before 6.8.0-31).
 
-    Never raises; a value that is not a release sorts by its text, before every release.
+    An upstream release candidate sorts below its release: ``6.9.0-rc1`` < ``6.9.0-rc2`` < ``6.9.0``, and
+    ``6.9.0-rc3-amd64`` < ``6.9.0-1-amd64`` (an rc and a release build of one flavour), ``6.9.0-060900rc3-generic``
+    < ``6.9.0-060900-generic`` (Ubuntu's mainline builds). The ``-rc`` marker is read as Debian's ``~rc`` (Debian
+    versions an upstream rc as ``6.9~rc3``: Debian Policy 5.6.12, a ``~`` sorts before anything, even the end of a
+    part), then the text is ordered as dpkg orders versions. This is the one comparison of kernel releases in the collection (nvidia_kernels,
+    kernel_updates).
+
+    Never raises; a value that is not a release (one that does not start with a digit) sorts by its text, before
+    every release.
     """
-    if not _release_ok(release):
-        return ((-1, 0, str(release)),)
+    if not _release_ok(release) or not release[0].isdigit():
+        return (0, str(release))
     # Digit runs are at most 64 characters long here, far from Python's limit on converting long digit strings.
-    return tuple((1, int(tok), '') if tok.isdigit() else (0, 0, tok)
-                 for tok in re.findall(r'[0-9]+|[^0-9]+', release))
+    return (1,) + _order_key(_PRE_RELEASE.sub('~rc', release))
 
 
 def newest_first(releases):

@@ -115,6 +115,60 @@ def test_release_sort_key_newest_first():
         '6.1.0-50-amd64', 'not-a-release']
 
 
+@pytest.mark.parametrize('older,newer', [
+    # Issue 52 (Low): an upstream release candidate sorts below its release, in every spelling.
+    ('6.9.0-rc3', '6.9.0'),
+    ('6.9.0-rc1', '6.9.0-rc2'),
+    ('6.9.0-rc2', '6.9.0-rc10'),                          # numbers as numbers
+    ('6.9.0-rc10', '6.9.0'),
+    ('6.8.12', '6.9.0-rc1'),                              # an rc of a later release is newer than the last stable
+    ('6.9.0-rc7', '6.9.1'),
+    ('6.9~rc3', '6.9'),                                    # Debian's spelling
+    ('6.9~rc3', '6.9~rc4'),
+    ('6.9.0-rc3-amd64', '6.9.0-1-amd64'),                  # an rc and a release build of one flavour
+    ('6.9.0-rc3-amd64', '6.9.0-amd64'),
+    ('6.9.0-060900rc3-generic', '6.9.0-060900-generic'),   # Ubuntu's mainline builds
+    ('6.9.0', '6.9.0-1-amd64'),                            # a distribution build is after the bare release
+    ('6.8.0-31-generic', '6.8.0-149-generic'),
+    ('6.8.0-1052-aws', '7.0.0-1018-aws'),
+    ('6.1.0-50-amd64', '6.12.57+deb13-amd64'),
+])
+def test_release_candidates_sort_below_their_release(older, newer):
+    assert k.release_sort_key(older) < k.release_sort_key(newer)
+    assert k.newest_first([older, newer]) == [newer, older]
+    assert k.newest_first([newer, older]) == [newer, older]
+
+
+def test_release_order_is_a_total_order_on_a_mixed_list():
+    releases = ['6.9.0', '6.9.0-rc3', '6.9.0-rc1', '6.9.0-rc10', '6.9.0-rc3-amd64', '6.9.0-1-amd64', '6.8.12',
+                '6.10.0-rc1', '6.9.0-060900rc3-generic', '6.9.0-060900-generic', 'not-a-release']
+    assert k.newest_first(releases) == [
+        '6.10.0-rc1', '6.9.0-060900-generic', '6.9.0-060900rc3-generic', '6.9.0-1-amd64', '6.9.0', '6.9.0-rc10',
+        '6.9.0-rc3-amd64', '6.9.0-rc3', '6.9.0-rc1', '6.8.12', 'not-a-release']
+
+
+def test_negative_control_the_old_key_put_the_rc_above_the_release():
+    """The key before issue 52 (digit runs as numbers, text as text) ordered 6.9.0-rc3 above 6.9.0."""
+    import re
+
+    def old_key(release):
+        return tuple((1, int(tok), '') if tok.isdigit() else (0, 0, tok) for tok in re.findall(r'[0-9]+|[^0-9]+', release))
+    assert old_key('6.9.0-rc3') > old_key('6.9.0')
+    assert k.release_sort_key('6.9.0-rc3') < k.release_sort_key('6.9.0')
+
+
+def test_bootable_kernels_put_the_release_before_its_rc(tmp_path):
+    """nvidia_kernels lists (and plans) the bootable kernels newest first: a self-built 6.9.0 after its rc."""
+    for release in ('6.9.0-rc3', '6.9.0', '6.9.0-rc1'):
+        make_kernel(tmp_path, release)
+    assert k.bootable_kernels(str(tmp_path)) == ['6.9.0', '6.9.0-rc3', '6.9.0-rc1']
+
+
+def test_kernel_updates_uses_the_same_order():
+    from ansible_collections.gpuops.gpu_server.plugins.module_utils import _kernel_updates as u
+    assert u.newest_first is k.newest_first                # one comparison of kernel releases
+
+
 @pytest.mark.parametrize('junk', [None, 7, '', 'x' * 100, '9' * 5000, '\n'])
 def test_release_sort_key_never_raises(junk):
     assert sorted(['6.8.0-149-generic', junk], key=k.release_sort_key)[-1] == '6.8.0-149-generic'
