@@ -7,7 +7,7 @@
 
 Pure functions, used by the module kernel_updates (and so by playbooks/upgrade_driver.yml with
 gpuops_upgrade_kernel). A kernel metapackage is an installed package named after a flavour (linux-image-generic,
-linux-image-cloud-amd64, linux-headers-cloud-amd64, linux-modules-nvidia-580-server-aws) whose Depends name a
+Ubuntu Core's linux-image-uc-generic, linux-image-cloud-amd64, linux-headers-cloud-amd64, linux-modules-nvidia-580-server-aws) whose Depends name a
 per-release package (linux-image-6.8.0-149-generic, linux-headers-6.1.0-50-cloud-amd64,
 linux-modules-nvidia-580-server-6.8.0-149-generic). Upgrading those metapackages is what brings a new kernel.
 
@@ -32,9 +32,12 @@ MAX_UNMET_LINES = 20
 _PACKAGE = re.compile(r'^[a-z0-9][a-z0-9+.-]{0,199}\Z')
 # The three families of per-release packages a kernel metapackage depends on, and the metapackages' own names.
 _NVIDIA_MODULES = r'linux-modules-nvidia-([0-9]+)-server(?:-open)?-'
-# Debian's unsigned image is linux-image-<release>-unsigned, Ubuntu's linux-image-unsigned-<release>.
+# Debian's unsigned image is linux-image-<release>-unsigned, Ubuntu's linux-image-unsigned-<release>; Ubuntu Core's
+# is linux-image-uc-<release> ("Signed kernel image generic for Ubuntu Core", the dependency of the flavour
+# metapackages linux-image-uc-generic, linux-image-uc-generic-hwe-24.04 ...: packages.ubuntu.com, noble,
+# linux-image-uc-generic 6.8.0-137.137 depends on linux-image-uc-6.8.0-137-generic).
 _PER_RELEASE = (
-    re.compile(r'^linux-image-(?:unsigned-)?(.+?)(?:-unsigned)?\Z'),
+    re.compile(r'^linux-image-(?:unsigned-|uc-)?(.+?)(?:-unsigned)?\Z'),
     re.compile(r'^linux-headers-(.+)\Z'),
     re.compile(r'^' + _NVIDIA_MODULES + r'(.+)\Z'),
 )
@@ -57,7 +60,7 @@ def _text(value):
 
 def release_of(name):
     """The kernel release a per-release package is for (linux-image-6.1.0-50-cloud-amd64 -> 6.1.0-50-cloud-amd64,
-    linux-image-unsigned-6.8.0-149-generic, linux-headers-..., linux-modules-nvidia-580-server-open-6.8.0-149-generic);
+    linux-image-unsigned-6.8.0-149-generic, Ubuntu Core's linux-image-uc-6.8.0-137-generic, linux-headers-..., linux-modules-nvidia-580-server-open-6.8.0-149-generic);
     '' for a package that is not one (a metapackage, linux-headers-6.1.0-50-common, anything else)."""
     for pattern in _PER_RELEASE:
         m = pattern.match(name or '')
@@ -69,7 +72,8 @@ def release_of(name):
 
 
 def image_release(name):
-    """The release of a kernel image package (linux-image-<release> or linux-image-unsigned-<release>), else ''."""
+    """The release of a kernel image package (linux-image-<release>, linux-image-unsigned-<release> or Ubuntu Core's
+    linux-image-uc-<release>), else ''."""
     return release_of(name) if _IMAGE.match(name or '') else ''
 
 

@@ -374,8 +374,8 @@ def image_metapackages(text, releases):
     ``dpkg-query -W -f '${Package}\\t${Status}\\t${Depends}\\n' 'linux-image-*'``.
 
     A metapackage is a ``linux-image-<flavour>`` package (linux-image-generic, linux-image-aws,
-    linux-image-generic-hwe-24.04, Debian's linux-image-cloud-amd64) whose Depends name ``linux-image-<release>``
-    (or the unsigned variant); the per-release packages themselves are not metapackages. When several depend on the
+    linux-image-generic-hwe-24.04, Ubuntu Core's linux-image-uc-generic, Debian's linux-image-cloud-amd64) whose
+    Depends name ``linux-image-<release>`` (or ``linux-image-unsigned-<release>``, ``linux-image-uc-<release>``); the per-release packages themselves are not metapackages. When several depend on the
     same kernel (linux-image-virtual and linux-image-generic both name a -generic kernel) the one named after the
     kernel's own flavour wins, else the first by name.
     """
@@ -393,7 +393,7 @@ def image_metapackages(text, releases):
             continue
         deps = _dep_names(depends)
         for release in wanted:
-            if 'linux-image-' + release in deps or 'linux-image-unsigned-' + release in deps:
+            if deps & set(prefix + release for prefix in ('linux-image-', 'linux-image-unsigned-', 'linux-image-uc-')):
                 candidates.setdefault(release, set()).add(name)
     chosen = {}
     for release, names in candidates.items():

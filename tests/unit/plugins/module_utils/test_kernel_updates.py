@@ -153,3 +153,47 @@ def test_release_of():
     assert ku.release_of('linux-image-6.1.0-50-cloud-amd64-unsigned') == '6.1.0-50-cloud-amd64'
     for name in ('linux-image-generic', 'linux-headers-6.1.0-50-common', 'linux-modules-nvidia-580-server-generic', ''):
         assert ku.release_of(name) == ''
+
+
+# Ubuntu Core (issue 52, Low): linux-image-uc-<release> under the flavour metapackage linux-image-uc-generic.
+
+
+@pytest.fixture(scope='module')
+def ubuntu_core():
+    return ku.parse_dpkg_query(fixture('ubuntu2404-uc-dpkg-query.txt'))
+
+
+def test_ubuntu_core_metapackage_and_kernel(ubuntu_core):
+    assert ku.kernel_metapackages(ubuntu_core) == ['linux-image-uc-generic']
+    assert ku.installed_kernels(ubuntu_core) == ['6.8.0-137-generic']
+
+
+def test_ubuntu_core_simulation_names_the_new_kernel(ubuntu_core):
+    text = fixture('ubuntu2404-uc-generic.txt')
+    result = ku.summarize(ubuntu_core, ['linux-image-uc-generic'], '6.8.0-137-generic', 0, text)
+    assert result['new_kernels'] == ['6.8.0-139-generic']
+    assert result['newest_installed'] == '6.8.0-137-generic'
+    assert result['newest_after'] == '6.8.0-139-generic'
+    assert result['upgrades'] == [{'name': 'linux-image-uc-generic', 'from': '6.8.0-137.137', 'to': '6.8.0-139.139'}]
+
+
+@pytest.mark.parametrize('name,release', [
+    ('linux-image-uc-6.8.0-137-generic', '6.8.0-137-generic'),
+    ('linux-image-uc-7.0.0-10-generic', '7.0.0-10-generic'),
+    ('linux-image-uc-generic', ''),                        # the metapackage
+    ('linux-image-uc-generic-hwe-24.04', ''),
+    ('linux-image-uc-', ''),
+    ('linux-image-ucx-6.8.0-137-generic', ''),
+])
+def test_ubuntu_core_release_of(name, release):
+    assert ku.release_of(name) == release
+    assert ku.image_release(name) == release
+
+
+def test_negative_control_the_old_pattern_did_not_read_ubuntu_core(ubuntu_core):
+    """The per-release pattern before issue 52 took uc-6.8.0-137-generic for the release: no kernel, no metapackage."""
+    import re
+    old = re.compile(r'^linux-image-(?:unsigned-)?(.+?)(?:-unsigned)?\Z')
+    assert old.match('linux-image-uc-6.8.0-137-generic').group(1) == 'uc-6.8.0-137-generic'
+    from ansible_collections.gpuops.gpu_server.plugins.module_utils._kernels import kernel_flavour
+    assert kernel_flavour('uc-6.8.0-137-generic') == ''

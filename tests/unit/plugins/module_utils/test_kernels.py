@@ -428,6 +428,14 @@ def test_image_metapackages_debian_cloud():
     assert k.image_metapackages(None, ['6.1.0-50-cloud-amd64']) == {}
 
 
+def test_image_metapackages_ubuntu_core():
+    """Ubuntu Core's linux-image-uc-generic depends on linux-image-uc-<release> (tests/unit/fixtures/kernel_updates)."""
+    text = ('linux-image-uc-6.8.0-137-generic\tinstall ok installed\t\n'
+            'linux-image-uc-generic\tinstall ok installed\tfirmware-sof-signed, linux-firmware, '
+            'linux-image-uc-6.8.0-137-generic, linux-modules-extra-6.8.0-137-generic, wireless-regdb\n')
+    assert k.image_metapackages(text, ['6.8.0-137-generic']) == {'6.8.0-137-generic': 'linux-image-uc-generic'}
+
+
 def make_tree(root, files):
     for rel, data in files.items():
         path = root / rel
