@@ -45,10 +45,11 @@ def gpu_bandwidth_verdicts(results, min_ratio=0.85, nominal=None, unknown_model=
         raise AnsibleFilterError('gpu_bandwidth_verdicts: %s' % e)
 
 
-def gpu_link_check(topo, nvlink='', p2p=''):
-    """Problems with how the GPUs are joined, from the text of topo -m, nvlink -s and the sample's p2p mode."""
+def gpu_link_check(topo, nvlink='', p2p='', gpus=None):
+    """Problems with how the GPUs are joined, from the text of topo -m, nvlink -s and the sample's p2p mode, and the
+    GPUs gpu_facts reported (their models' NVLink counts)."""
     try:
-        return _topology.link_problems(topo, nvlink, p2p)
+        return _topology.link_problems(topo, nvlink, p2p, gpus)
     except ValueError as e:
         raise AnsibleFilterError('gpu_link_check: %s' % e)
 

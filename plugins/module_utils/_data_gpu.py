@@ -221,3 +221,30 @@ MEMORY_BANDWIDTH_GBPS = (
     # NVIDIA Tesla K80 datasheet: 480 GB/s per board, which holds two GK210 GPUs of 240 GB/s each.
     (r'K80', 240, 'Tesla K80'),
 )
+
+# NVLinks of one GPU, for the acceptance test's link check (roles/gpu_acceptance, filter gpu_link_check): (regular
+# expression searched, case-sensitive, in the name nvidia-smi prints; the number of NVLinks the GPU has; a name
+# nvidia-smi prints for such a GPU, which must match this row and no other). Only GPUs whose NVLinks are all wired by
+# the board they sit on (SXM modules on HGX/DGX baseboards, through NVSwitches or a mesh): such a GPU among several
+# must be joined by NVLink, with every link up. Cards joined by optional bridges (PCIe, NVL) and models without a
+# source for their count (H800, A800, H20, GH200, GB200 ...) have no row: their links are not counted, never guessed.
+# Names: nvidia-smi's product_name in the fixtures (tests/unit/fixtures/nvidia_smi: h200_sxm_r580_idle.xml, recorded,
+# "NVIDIA H200", h100_lost_gpus_r535.xml "NVIDIA H100 80GB HBM3", a100_mig_r535.xml "NVIDIA A100-SXM4-80GB",
+# v100_retired_pages_r470.xml "Tesla V100-SXM2-32GB").
+NVLINKS_PER_GPU = (
+    # NVIDIA NVLink page (https://www.nvidia.com/en-us/data-center/nvlink/, specifications table "Maximum Number of
+    # Links per GPU"): 18 NVLinks on Hopper (fourth generation, 900GB/s) and Blackwell (fifth generation, 1,800GB/s).
+    # H200 SXM: NVIDIA's MLPerf Inference v4.1 system description of H200-SXM-141GBx8 ("18x 4th Gen NVLink, 900GB/s").
+    # The H200 NVL and H100 NVL are PCIe cards joined by optional bridges: no row.
+    (r'^NVIDIA H200$', 18, 'NVIDIA H200'),
+    (r'^NVIDIA H100 80GB HBM3$', 18, 'NVIDIA H100 80GB HBM3'),
+    (r'^NVIDIA B200$', 18, 'NVIDIA B200'),
+    # NVIDIA NVLink page: "A single NVIDIA A100 Tensor Core GPU supports up to 12 third-generation NVLink connections"
+    # (600GB/s); the DGX A100 joins each A100 SXM4 to its six NVSwitches with twelve NVLinks. The A100 PCIe: no row.
+    (r'^NVIDIA A100-SXM4-(?:40|80)GB$', 12, 'NVIDIA A100-SXM4-80GB'),
+    # NVIDIA NVLink page: A100's NVLink "increased the number of links from 6 to 12" (Volta: 6, 300GB/s); NVIDIA DGX-1
+    # With Tesla V100 System Architecture whitepaper: each V100 SXM2 has 6 NVLinks (the hybrid cube mesh).
+    (r'^Tesla V100-SXM2-(?:16|32)GB$', 6, 'Tesla V100-SXM2-32GB'),
+    # NVIDIA NVLink page, first generation (Pascal, 160GB/s): 4 links per GPU, as on the Tesla P100 SXM2.
+    (r'^Tesla P100-SXM2-16GB$', 4, 'Tesla P100-SXM2-16GB'),
+)

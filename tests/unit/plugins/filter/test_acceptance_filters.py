@@ -71,6 +71,21 @@ def test_link_check_with_links_down():
     assert seen['problems'] == ['GPU 3 (NVIDIA H200): NVLink Link 7, Link 12 inactive while 16 links are up']
 
 
+def test_link_check_with_the_gpus_of_gpu_facts():
+    gpus = [{'index': i, 'name': 'NVIDIA H200', 'pci_bus_id': 'x'} for i in range(8)]
+    nvlink = read('hgx_h200_8gpu_r570.nvlink-s.txt')
+    seen = f.gpu_link_check(read('hgx_h200_8gpu_r570.topo-m.txt'), nvlink, P2P8, gpus)
+    assert seen['problems'] == [] and seen['nvlinks_expected'] == dict((i, 18) for i in range(8))
+    dead = f.gpu_link_check(read('hgx_h200_8gpu_r570.topo-m.txt'), '', P2P8, gpus)
+    assert len(dead['problems']) == 8 and dead['problems'][0].startswith('GPU 0 (NVIDIA H200): topo -m joins it')
+
+
+@pytest.mark.parametrize('gpus', ['GPU0', [{'index': 0}], [None], {'0': 'NVIDIA H200'}])
+def test_link_check_refuses_gpus_that_are_not_gpu_facts(gpus):
+    with pytest.raises(AnsibleFilterError, match='gpu_link_check: gpus'):
+        f.gpu_link_check(read('hgx_h200_8gpu_r570.topo-m.txt'), '', P2P8, gpus)
+
+
 def test_link_check_refuses_text_without_a_matrix():
     with pytest.raises(AnsibleFilterError, match='gpu_link_check: nvidia-smi topo -m: no matrix header'):
         f.gpu_link_check('nvidia-smi: command not found')

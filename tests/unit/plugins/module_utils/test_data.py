@@ -159,6 +159,30 @@ def test_every_bandwidth_figure_is_in_its_source_comment():
     assert rows == len(_data_gpu.MEMORY_BANDWIDTH_GBPS)
 
 
+def test_every_nvlink_count_is_in_its_nvidia_source_comment():
+    """Each row of NVLINKS_PER_GPU: the comment block above it (rows below share it until the next one) names an NVIDIA
+    source and holds the row's count as a number."""
+    with open(_data_gpu.__file__) as f:
+        text = f.read()
+    table = text[text.index('NVLINKS_PER_GPU = ('):]
+    table = table[:table.index('\n)\n')].splitlines()[1:]
+    block, rows = [], 0
+    for line in table:
+        if line.strip().startswith('#'):
+            block = [] if not block or block[-1] is None else block
+            block.append(line)
+            continue
+        if block and block[-1] is not None:
+            block.append(None)
+        count = ast.literal_eval(line.strip().rstrip(','))[1]
+        source = ' '.join(b for b in block if b)
+        assert 'NVIDIA' in source, line
+        assert re.search(r'(?<![0-9.])%d(?![0-9])' % count, source), 'count %d of %s is not in its comment: %s' % (
+            count, line.strip(), source)
+        rows += 1
+    assert rows == len(_data_gpu.NVLINKS_PER_GPU)
+
+
 # PyTorch ---------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize('torch,variants', sorted(_data_torch.TORCH_CUDA_VARIANTS.items()),
