@@ -7,9 +7,10 @@
 
 Pure functions, used by the module kernel_updates (and so by playbooks/upgrade_driver.yml with
 gpuops_upgrade_kernel). A kernel metapackage is an installed package named after a flavour (linux-image-generic,
-Ubuntu Core's linux-image-uc-generic, linux-image-cloud-amd64, linux-headers-cloud-amd64, linux-modules-nvidia-580-server-aws) whose Depends name a
-per-release package (linux-image-6.8.0-149-generic, linux-headers-6.1.0-50-cloud-amd64,
-linux-modules-nvidia-580-server-6.8.0-149-generic). Upgrading those metapackages is what brings a new kernel.
+Ubuntu Core's linux-image-uc-generic, linux-image-cloud-amd64, linux-headers-cloud-amd64,
+linux-modules-nvidia-580-server-aws) whose Depends name a per-release package (linux-image-6.8.0-149-generic,
+linux-headers-6.1.0-50-cloud-amd64, linux-modules-nvidia-580-server-6.8.0-149-generic). Upgrading those metapackages
+is what brings a new kernel.
 
 Private to this collection: no compatibility promise to other collections.
 """
@@ -60,8 +61,9 @@ def _text(value):
 
 def release_of(name):
     """The kernel release a per-release package is for (linux-image-6.1.0-50-cloud-amd64 -> 6.1.0-50-cloud-amd64,
-    linux-image-unsigned-6.8.0-149-generic, Ubuntu Core's linux-image-uc-6.8.0-137-generic, linux-headers-..., linux-modules-nvidia-580-server-open-6.8.0-149-generic);
-    '' for a package that is not one (a metapackage, linux-headers-6.1.0-50-common, anything else)."""
+    linux-image-unsigned-6.8.0-149-generic, Ubuntu Core's linux-image-uc-6.8.0-137-generic, linux-headers-...,
+    linux-modules-nvidia-580-server-open-6.8.0-149-generic); '' for a package that is not one (a metapackage,
+    linux-headers-6.1.0-50-common, anything else)."""
     for pattern in _PER_RELEASE:
         m = pattern.match(name or '')
         if m:

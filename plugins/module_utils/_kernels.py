@@ -138,8 +138,8 @@ def release_sort_key(release):
     ``6.9.0-rc3-amd64`` < ``6.9.0-1-amd64`` (an rc and a release build of one flavour), ``6.9.0-060900rc3-generic``
     < ``6.9.0-060900-generic`` (Ubuntu's mainline builds). The ``-rc`` marker is read as Debian's ``~rc`` (Debian
     versions an upstream rc as ``6.9~rc3``: Debian Policy 5.6.12, a ``~`` sorts before anything, even the end of a
-    part), then the text is ordered as dpkg orders versions. This is the one comparison of kernel releases in the collection (nvidia_kernels,
-    kernel_updates).
+    part), then the text is ordered as dpkg orders versions. This is the one comparison of kernel releases in the
+    collection (nvidia_kernels, kernel_updates).
 
     Never raises; a value that is not a release (one that does not start with a digit) sorts by its text, before
     every release.
@@ -204,7 +204,7 @@ def resolve_in_root(root, path, max_links=MAX_LINKS):
         links += 1
         if links > max_links:
             raise PathRefused('%s: more than %d symbolic links while resolving it inside %s (a loop?)'
-                           % (path, max_links, root))
+                              % (path, max_links, root))
         try:
             target = os.readlink(candidate)
         except OSError as e:
@@ -375,9 +375,10 @@ def image_metapackages(text, releases):
 
     A metapackage is a ``linux-image-<flavour>`` package (linux-image-generic, linux-image-aws,
     linux-image-generic-hwe-24.04, Ubuntu Core's linux-image-uc-generic, Debian's linux-image-cloud-amd64) whose
-    Depends name ``linux-image-<release>`` (or ``linux-image-unsigned-<release>``, ``linux-image-uc-<release>``); the per-release packages themselves are not metapackages. When several depend on the
-    same kernel (linux-image-virtual and linux-image-generic both name a -generic kernel) the one named after the
-    kernel's own flavour wins, else the first by name.
+    Depends name ``linux-image-<release>`` (or ``linux-image-unsigned-<release>``, ``linux-image-uc-<release>``); the
+    per-release packages themselves are not metapackages. When several depend on the same kernel (linux-image-virtual
+    and linux-image-generic both name a -generic kernel) the one named after the kernel's own flavour wins, else the
+    first by name.
     """
     text = _text(text) or ''
     wanted = set(r for r in releases if _release_ok(r))
