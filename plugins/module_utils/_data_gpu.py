@@ -234,7 +234,8 @@ MEMORY_BANDWIDTH_GBPS = (
 NVLINKS_PER_GPU = (
     # NVIDIA NVLink page (https://www.nvidia.com/en-us/data-center/nvlink/, specifications table "Maximum Number of
     # Links per GPU"): 18 NVLinks on Hopper (fourth generation, 900GB/s) and Blackwell (fifth generation, 1,800GB/s).
-    # H200 SXM: NVIDIA's MLPerf Inference v4.1 system description of H200-SXM-141GBx8 ("18x 4th Gen NVLink, 900GB/s").
+    # H200 SXM: NVIDIA's MLPerf Inference v4.1 system description of H200-SXM-141GBx8 ("18x 4th Gen NVLink, 900GB/s";
+    # mlcommons/inference_results_v4.1, closed/NVIDIA/systems/H200-SXM-141GBx8_TRT_MaxQ.json).
     # The H200 NVL and H100 NVL are PCIe cards joined by optional bridges: no row.
     (r'^NVIDIA H200$', 18, 'NVIDIA H200'),
     (r'^NVIDIA H100 80GB HBM3$', 18, 'NVIDIA H100 80GB HBM3'),
