@@ -269,7 +269,7 @@ def test_an_image_without_the_target_inside_it_finds_nothing_rather_than_the_hos
     """The same image, its own copy removed: the old code found the host's kernel modules; now none."""
     root, host = image_with_absolute_lib_link(tmp_path)
     import shutil
-    shutil.rmtree(os.path.join(root, host.lstrip('/').split('/')[0]))
+    shutil.rmtree(os.path.join(root, host.lstrip('/').split('/', maxsplit=1)[0]))
     assert k.modules_dir(root, RELEASE) is None
     assert k.bootable_kernels(root) == []
     assert k.module_listed(root, RELEASE, 'nvidia') is None
