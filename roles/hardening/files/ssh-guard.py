@@ -224,7 +224,8 @@ def open_directory(path, created):
                     raise GuardError("%s: cannot open %s/%s: %s" % (path, walked, part, exc.strerror))
                 st = os.stat(part, dir_fd=fd, follow_symlinks=False)
                 if not stat.S_ISLNK(st.st_mode):
-                    raise GuardError("refusing the AuthorizedKeysFile %s: %s/%s is not a directory" % (path, walked, part))
+                    raise GuardError("refusing the AuthorizedKeysFile %s: %s/%s is not a directory"
+                                     % (path, walked, part))
                 if not root_only(os.fstat(fd)):
                     raise GuardError(
                         "refusing to write the AuthorizedKeysFile %s as root: %s/%s is a symbolic link (to %s) in a "
@@ -235,7 +236,8 @@ def open_directory(path, created):
                 target = os.readlink(part, dir_fd=fd)
                 links += 1
                 if links > MAX_LINKS:
-                    raise GuardError("refusing the AuthorizedKeysFile %s: more than %d links on its way" % (path, MAX_LINKS))
+                    raise GuardError("refusing the AuthorizedKeysFile %s: more than %d links on its way"
+                                     % (path, MAX_LINKS))
                 if target.startswith("/"):
                     top = os.open("/", O_DIR)
                     os.close(fd)
@@ -283,7 +285,8 @@ def read_keys(dfd, name, path):
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise GuardError("refusing the AuthorizedKeysFile %s: it is not a regular file. Nothing was written." % path)
+            raise GuardError("refusing the AuthorizedKeysFile %s: it is not a regular file. Nothing was written."
+                             % path)
         if st.st_nlink != 1:
             raise GuardError("refusing to write the AuthorizedKeysFile %s as root: it has %d hard links (another name "
                              "for the same file, perhaps outside the home directory). Nothing was written."
