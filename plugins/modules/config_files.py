@@ -149,10 +149,10 @@ options:
           - A command that checks the new content before it replaces O(files[].path); C(%s) is the temporary file's
             path. It runs only when the content changes, and not in check mode.
           - It must hold C(%s). It runs without a shell, as an argument vector; the command line is split into words
-            as a shell would split it (quotes, backslashes), C(~) and C($VARIABLES) in its words are expanded as
-            before, then each C(%s) is replaced by the file's path, inside a word where it is part of one
-            (C(--config=%s)). The path is never split or expanded, so a file name with a quote, a space, C(%), C($)
-            or C(;) is checked as any other. C(%%) is a percent sign; any other C(%) is kept as it is (C(date +%Y)).
+            as a shell would split it (quotes, backslashes), then each C(%s) is replaced by the file's path, inside
+            a word where it is part of one (C(--config=%s)); C(~) and C($VARIABLES) are expanded in each word as
+            before. The path is never split, so a file name with a quote, a space, C(%) or C(;) is checked as any
+            other. C(%%) is a percent sign; any other C(%) is kept as it is (C(date +%Y)).
           - A command without C(%s) or with unbalanced quotes is refused before anything changes.
         type: str
 attributes:
@@ -574,12 +574,12 @@ def validate(module, entry, path, content, attrs):
             f.write(content)
         module.set_fs_attributes_if_different(file_args(copy, attrs), True, expand=False)
         # An argument vector, the copy's path put in place of %s as one argument: a name with a quote, a space, a
-        # '%', a '$' or a '~' is passed as it is, and no shell reads it. The command's own words get ~ and $VARIABLES
-        # expanded, as run_command expanded them when it was given the whole string.
-        argv = [PLACEHOLDER.sub(lambda m: copy if m.group(0) == '%s' else '%',
-                                os.path.expanduser(os.path.expandvars(arg)))
+        # '%' or a ';' is passed as it is, and no shell reads it. run_command expands ~ and $VARIABLES in each word as
+        # it did when it split the whole string; the path option expanded the path's own already (so this changes
+        # nothing in it), and the copy's path is absolute, so a leading ~ in a name is never one to expand.
+        argv = [PLACEHOLDER.sub(lambda m: copy if m.group(0) == '%s' else '%', arg)
                 for arg in validate_argv(path, entry['validate'])]
-        rc, out, err = module.run_command(argv, expand_user_and_vars=False)
+        rc, out, err = module.run_command(argv)
     finally:
         shutil.rmtree(private, ignore_errors=True)
     if rc != 0:
