@@ -26,6 +26,9 @@ description:
     which gets the wanted owner, group and mode before anything else can read it, and is renamed over the old file.
     A file whose content is unchanged is not rewritten; its owner, group and mode are
     corrected where they differ."
+  - "Every entry's own values (path, mode, lines, settings, validate) are checked before anything is changed, in check
+    mode as in a real run: a bad value fails the task with nothing changed. Then an owner or group the host does not
+    know fails the entry before anything of it is changed."
   - The first entry that fails stops the run and fails the task with a message naming the path; entries before it
     stay as they were put, as with one task per file. RV(changed_paths) lists them.
   - Templates are rendered on the control node by the task, with the M(ansible.builtin.template) lookup, and passed
@@ -43,6 +46,10 @@ options:
       path:
         description:
           - The file or directory on the host. An absolute path.
+          - A path holding a line break (any character that Python's C(str.splitlines()) ends a line at) is refused.
+          - Only a directory (O(files[].state=directory)) may be named with a trailing C(/); a file's path ending in
+            C(/) (O(files[].state=file), V(lines) or V(absent)) is refused, where it used to be written as nothing, or
+            (V(absent)) reported unchanged with the file left in place.
         type: path
         required: true
       state:
@@ -79,7 +86,8 @@ options:
             required: true
           line:
             description:
-              - The whole line.
+              - The whole line. A line break in it (any character that C(str.splitlines()) ends a line at) is refused;
+                it would be written as two lines and appended again on every run.
             type: str
             required: true
       links:
@@ -87,16 +95,22 @@ options:
           - For O(files[].state=directory), symbolic links to put in the directory, name to target, as
             M(ansible.builtin.file) with C(state=link) and C(force=true) would. A link to another target or a file in
             its place is replaced; a directory in its place fails the task. The target need not exist yet.
+          - A name is one entry of the directory (no C(/), not V(.) or V(..)); a name or target holding a line break
+            is refused.
         type: dict
       settings:
         description:
           - For O(files[].state=lines), C(key value) settings to put in place after O(files[].lines), each as the line
             O(files[].setting_line) with the regular expression O(files[].setting_regexp), in which C({key}) is the
             key (escaped in the regexp) and C({value}) the value.
+          - A value is a string or a number. A boolean is refused, as are null, a list and a dict, naming the key;
+            written as it was it would be C(True) or C(False), which few files read (C(login.defs) wants C(yes) or
+            C(no)); give the word the file expects, quoted.
+          - A key or a value holding a line break is refused, as is a blank key.
         type: dict
       setting_line:
         description:
-          - How a line of O(files[].settings) is written.
+          - How a line of O(files[].settings) is written. A line break in it is refused.
         type: str
         default: '{key} = {value}'
       setting_regexp:
@@ -114,8 +128,14 @@ options:
         type: str
       mode:
         description:
-          - The permissions, as an octal string such as V('0644'), or a symbolic mode as M(ansible.builtin.file)
-            accepts.
+          - The permissions, as an octal string such as V('0644') or V('644'), a number (YAML's unquoted C(0644)), or a
+            symbolic mode as M(ansible.builtin.file) accepts (V(u+x), V(go-w), V(u=rw,go=r)).
+          - A symbolic mode is resolved as M(ansible.builtin.copy) and M(ansible.builtin.file) resolve it, against the
+            mode of the file being replaced, or for a new file against the mode copy gives one (0666 less the umask).
+            So V(u+x) on a 0644 file gives 0744 and V(a+x) on a new file 0755 under umask 022; the next run changes
+            nothing.
+          - Refused before anything changes, naming the path, are a string that is neither octal nor symbolic, a
+            blank one or one holding white space, a number outside 0 to 07777, a boolean and any other type.
           - When not given, an existing file or directory keeps its mode, and a new one gets the default of the
             host's umask.
         type: raw
@@ -128,12 +148,22 @@ options:
         description:
           - A command that checks the new content before it replaces O(files[].path); C(%s) is the temporary file's
             path. It runs only when the content changes, and not in check mode.
-          - It must hold C(%s). It runs without a shell.
+          - It must hold C(%s). It runs without a shell, as an argument vector; the command line is split into words
+            as a shell would split it (quotes, backslashes), then each C(%s) is replaced by the file's path, inside
+            a word where it is part of one (C(--config=%s)); C(~) and C($VARIABLES) are expanded in each word as
+            before. The path is never split, so a file name with a quote, a space, C(%) or C(;) is checked as any
+            other. C(%%) is a percent sign; any other C(%) is kept as it is (C(date +%Y)).
+          - A command without C(%s) or with unbalanced quotes is refused before anything changes.
         type: str
 attributes:
   check_mode:
     support: full
-    description: In check mode nothing is written, created or removed; RV(changed_paths) and the diff say what would.
+    description:
+      - In check mode nothing is written, created or removed; RV(changed_paths) and the diff say what would.
+      - Check mode fails where the real run would for everything the entries themselves decide (the checks of their
+        values, a file or directory in the way, an unknown owner or group of a file that exists). It cannot know what
+        an earlier task of the play, not run in check mode, would make (a missing directory, owner or group of a new
+        file); and, as with M(ansible.builtin.copy), the O(files[].validate) command does not run.
   diff_mode:
     support: full
     description: The diff shows each changed file's text before and after, and each changed owner, group or mode.
@@ -197,9 +227,13 @@ changed_paths:
   sample: ["/etc/systemd/system/node_exporter.service.d/gpuops.conf"]
 '''
 
+import grp
 import os
+import pwd
 import re
+import shlex
 import shutil
+import stat
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
@@ -230,6 +264,131 @@ class EntryError(Exception):
     pass
 
 
+# What str.splitlines() ends a line at: a line, a setting or a path holding one of these would be written as two lines
+# (or read as two by a Python reader), and lineinfile-style matching would append it again on every run.
+LINE_BREAKS = u'\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029'
+
+# validate: '%s' is the file checked, '%%' a percent sign; any other '%' is kept as it is.
+PLACEHOLDER = re.compile(r'%%|%s')
+
+
+def line_break_in(text):
+    """The first line break in text, as repr shows it, or None."""
+    for char in to_text(text, errors='surrogate_or_replace'):
+        if char in LINE_BREAKS:
+            return repr(char)
+    return None
+
+
+def check_mode_syntax(path, mode):
+    """Refuse a mode that is neither an octal number nor a symbolic mode, before anything changes."""
+    if mode is None:
+        return
+    if isinstance(mode, bool) or not isinstance(mode, (int, str)):
+        raise EntryError('%s: mode must be an octal string such as "0644" or a symbolic mode such as "u=rw,go=r", '
+                         'got %r (%s)' % (path, mode, type(mode).__name__))
+    if isinstance(mode, str) and (not mode.strip() or re.search(r'\s', mode)):
+        raise EntryError('%s: mode %r is blank or holds white space; leave mode out to keep the mode the file has'
+                         % (path, mode))
+    value = parse_mode(path, mode, os.stat_result((stat.S_IFREG | 0o644,) + (0,) * 9))
+    if not 0 <= value <= 0o7777:
+        raise EntryError('%s: mode %r is out of range (0 to 07777)' % (path, mode))
+
+
+def parse_mode(path, mode, base):
+    """The mode as a number: an int as it is, an octal string, or a symbolic mode applied to the stat base, as
+    AnsibleModule.set_mode_if_different applies it to the file it changes."""
+    if isinstance(mode, int):
+        return mode
+    try:
+        return int(mode, 8)
+    except ValueError:
+        pass
+    try:
+        value = AnsibleModule._symbolic_mode_to_octal(base, mode)
+    except Exception as e:
+        raise EntryError('%s: mode %r is neither octal nor symbolic (%s)' % (path, mode, to_native(e)))
+    return value
+
+
+def resolve_mode(path, mode, old_stat):
+    """The octal mode a file written now must get: a symbolic mode resolved against the file it replaces, or for a new
+    file against the mode copy gives one (0666 less the umask), as ansible.builtin.copy and file resolve it."""
+    if mode is None or isinstance(mode, int):
+        return mode
+    if old_stat is None:
+        umask = os.umask(0)
+        os.umask(umask)
+        old_stat = os.stat_result((stat.S_IFREG | (0o666 & ~umask),) + (0,) * 9)
+    return parse_mode(path, mode, old_stat)
+
+
+def validate_argv(path, command):
+    """The validate command as an argument vector (shlex, as run_command splits a string), refused without '%s'."""
+    try:
+        argv = shlex.split(command)
+    except ValueError as e:
+        raise EntryError('%s: validate %r is not a command line: %s' % (path, command, to_native(e)))
+    if not argv or not any('%s' in PLACEHOLDER.findall(arg) for arg in argv):
+        raise EntryError('%s: validate must contain %%s (the new file), got %r' % (path, command))
+    return argv
+
+
+def check_entry(entry):
+    """Refuse what the entry's own values make impossible, before anything changes (in check mode too): line breaks,
+    a file's path ending in '/', a bad mode, a setting that is no text, a validate command without %s."""
+    path = entry['path']
+    if line_break_in(path):
+        raise EntryError('%r: the path holds a line break (%s); nothing was changed' % (path, line_break_in(path)))
+    if not os.path.isabs(path):
+        raise EntryError('%s: the path must be absolute' % path)
+    if entry['state'] != 'directory' and path.endswith('/'):
+        raise EntryError('%s: the path ends with "/", which names a directory, but state=%s handles a file; drop the '
+                         'trailing "/" (or use state=directory)' % (path, entry['state']))
+    check_mode_syntax(path, entry['mode'])
+    for i, item in enumerate(entry['lines'] or []):
+        if line_break_in(item['line']):
+            raise EntryError('%s: lines[%d].line %r holds a line break (%s); give each line as its own item'
+                             % (path, i, item['line'], line_break_in(item['line'])))
+    if line_break_in(entry['setting_line']):
+        raise EntryError('%s: setting_line %r holds a line break (%s)' % (
+            path, entry['setting_line'], line_break_in(entry['setting_line'])))
+    for key, value in (entry['settings'] or {}).items():
+        if not to_text(key).strip():
+            raise EntryError('%s: settings has a blank key (%r)' % (path, key))
+        if isinstance(value, bool):
+            raise EntryError('%s: settings[%r] is the boolean %s, which would be written as %r; write the word the '
+                             'file expects, quoted ("yes"/"no", "true"/"false")' % (path, key, value, to_text(value)))
+        if value is None or not isinstance(value, (str, int, float)):
+            raise EntryError('%s: settings[%r] must be a string or a number, got %r (%s)'
+                             % (path, key, value, type(value).__name__))
+        for what, text in (('key', key), ('value', value)):
+            if line_break_in(text):
+                raise EntryError('%s: the %s of settings[%r] holds a line break (%s); a setting is one line'
+                                 % (path, what, key, line_break_in(text)))
+    for name, target in (entry['links'] or {}).items():
+        if name in ('', '.', '..') or '/' in name or line_break_in(name):
+            raise EntryError('%s: links[%r] must name a link in the directory itself: no "/", no line break, not "", '
+                             '"." or ".."' % (path, name))
+        if not isinstance(target, str) or not target or line_break_in(target):
+            raise EntryError('%s: the target of links[%r] must be a path without line breaks, got %r'
+                             % (path, name, target))
+    if entry['validate'] is not None:
+        validate_argv(path, entry['validate'])
+
+
+def check_owner(entry):
+    """Refuse an owner or group the host does not know, naming the path, before anything of the entry changes."""
+    for what, name, lookup in (('owner', entry['owner'], pwd.getpwnam), ('group', entry['group'], grp.getgrnam)):
+        if name is None or re.match(r'^[0-9]+$', name):
+            continue
+        try:
+            lookup(name)
+        except KeyError:
+            raise EntryError('%s: the %s %r does not exist on the host; nothing of this entry was changed'
+                             % (entry['path'], what, name))
+
+
 def file_args(path, entry):
     """The attribute arguments AnsibleModule.set_fs_attributes_if_different expects, for one path."""
     return dict(path=path, owner=entry['owner'], group=entry['group'], mode=entry['mode'], seuser=None, serole=None,
@@ -237,9 +396,10 @@ def file_args(path, entry):
 
 
 def new_file_mode(entry):
-    """The mode a new file gets when the entry names none: the default of the host's umask, as copy gives."""
+    """The mode a new file gets: the wanted one (a symbolic mode resolved as for a file copy creates), else the default
+    of the host's umask, as copy gives."""
     if entry['mode'] is not None:
-        return entry['mode']
+        return resolve_mode(entry['path'], entry['mode'], None)
     umask = os.umask(0)
     os.umask(umask)
     return '0%o' % (0o666 & ~umask)
@@ -348,8 +508,6 @@ def edit_lines(path, existing, items):
 def write_file(module, entry, diffs):
     # Lines are edited in a link's target, as lineinfile does; a file's content replaces a link, as copy does.
     path = os.path.realpath(entry['path']) if entry['state'] == 'lines' else entry['path']
-    if entry['validate'] is not None and '%s' not in entry['validate']:
-        raise EntryError('%s: validate must contain %%s (the new file), got %r' % (path, entry['validate']))
     existing = read_existing(path)
     if entry['state'] == 'lines':
         items = list(entry['lines'] or []) + setting_items(entry)
@@ -383,7 +541,8 @@ def write_file(module, entry, diffs):
         attrs['mode'] = new_file_mode(entry)
     else:
         st = os.stat(path)
-        attrs['mode'] = entry['mode'] if entry['mode'] is not None else '0%o' % (st.st_mode & 0o7777)
+        attrs['mode'] = (resolve_mode(path, entry['mode'], st) if entry['mode'] is not None
+                         else '0%o' % (st.st_mode & 0o7777))
         attrs['owner'] = entry['owner'] if entry['owner'] is not None else str(st.st_uid)
         attrs['group'] = entry['group'] if entry['group'] is not None else str(st.st_gid)
     if entry['validate'] is not None:
@@ -414,7 +573,13 @@ def validate(module, entry, path, content, attrs):
         with open(copy, 'wb') as f:
             f.write(content)
         module.set_fs_attributes_if_different(file_args(copy, attrs), True, expand=False)
-        rc, out, err = module.run_command(entry['validate'] % copy)
+        # An argument vector, the copy's path put in place of %s as one argument: a name with a quote, a space, a
+        # '%' or a ';' is passed as it is, and no shell reads it. run_command expands ~ and $VARIABLES in each word as
+        # it did when it split the whole string; the path option expanded the path's own already (so this changes
+        # nothing in it), and the copy's path is absolute, so a leading ~ in a name is never one to expand.
+        argv = [PLACEHOLDER.sub(lambda m: copy if m.group(0) == '%s' else '%', arg)
+                for arg in validate_argv(path, entry['validate'])]
+        rc, out, err = module.run_command(argv)
     finally:
         shutil.rmtree(private, ignore_errors=True)
     if rc != 0:
@@ -445,21 +610,27 @@ def main():
     )
     changed_paths = []
     diffs = []
-    for entry in module.params['files']:
-        if not entry['enabled']:
-            continue
-        if not os.path.isabs(entry['path']):
-            module.fail_json(msg='%s: the path must be absolute' % entry['path'], changed=bool(changed_paths),
-                             changed_paths=changed_paths)
+    entries = [entry for entry in module.params['files'] if entry['enabled']]
+    # Every entry's own values are checked before anything changes, in check mode as in a real run.
+    for entry in entries:
         try:
+            check_entry(entry)
+        except EntryError as e:
+            module.fail_json(msg=to_native(e), changed=False, changed_paths=[])
+    for entry in entries:
+        try:
+            if not module.check_mode or os.path.lexists(entry['path']):
+                check_owner(entry)
             if HANDLERS[entry['state']](module, entry, diffs):
                 changed_paths.append(entry['path'])
             if entry['state'] == 'directory':
                 changed_paths.extend(ensure_links(module, entry, diffs))
         except (EntryError, OSError, IOError) as e:
-            module.fail_json(msg=to_native(e), changed=bool(changed_paths), changed_paths=changed_paths)
-    result = dict(changed=bool(changed_paths), changed_paths=changed_paths,
-                  paths=[entry['path'] for entry in module.params['files'] if entry['enabled']])
+            msg = to_native(e)
+            if entry['path'] not in msg:
+                msg = '%s: %s' % (entry['path'], msg)
+            module.fail_json(msg=msg, changed=bool(changed_paths), changed_paths=changed_paths)
+    result = dict(changed=bool(changed_paths), changed_paths=changed_paths, paths=[entry['path'] for entry in entries])
     if module._diff:
         result['diff'] = diffs
     module.exit_json(**result)

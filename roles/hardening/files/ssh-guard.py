@@ -10,16 +10,21 @@
   prove    open a new TCP connection to every address sshd is configured to listen on (the ssh.socket's Listen= lines,
            or sshd -T's listenaddress) and read the SSH banner; then log in with a key as --user over the SSH port:
            a one-time key pair, allowed for this login only (restrict, from= these addresses) in the user's
-           AuthorizedKeysFile and taken out again whatever happens.
+           AuthorizedKeysFile and taken out again whatever happens. That file is written as root without following a
+           link anyone but root could have planted (see probe_key): such a link fails the proof, naming it.
   disarm   stop the timer and forget the copies: the new configuration is proved.
   restore  put the copies back, restart the previous listener and check that it answers (also what the timer runs).
 
 Each prints one JSON object; a failure exits 1 with the reason on stderr and in the object's "msg".
 """
+import contextlib
+import errno
 import json
 import os
+import secrets
 import shutil
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -174,6 +179,185 @@ def authorized_keys_file(user, home, uid):
     return path if path.startswith("/") else os.path.join(home, path)
 
 
+# The admin's AuthorizedKeysFile is written as root in directories the admin may own (issue 52): a link planted there
+# would make root create, chmod and chown whatever it points to. So the path is walked from / one component at a time,
+# each directory opened relative to the one before it (O_DIRECTORY|O_NOFOLLOW), and the file itself is opened,
+# created, changed and put back only through the descriptor of its directory: nothing is looked up twice, so nothing
+# can be swapped between a check and its use. A link is followed only where only root can have put it (a directory
+# owned by root that no group or other may write, as /home or /etc); a link anywhere else, a link or a hard-linked file
+# at the key file itself, and '..' in the configured path are refused.
+MAX_LINKS = 40
+O_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def root_only(st):
+    """True for a directory whose entries only root can add, rename or replace."""
+    return st.st_uid == 0 and not st.st_mode & 0o022
+
+
+def open_directory(path, created):
+    """(fd of the directory of the absolute path, the file's name in it), walked as said above. A missing directory
+    is made (root's, 0755, so that sshd's StrictModes accepts it) and noted in created as (fd of its parent, name)
+    for remove_created()."""
+    if not path.startswith("/"):
+        raise GuardError("the AuthorizedKeysFile %s is not an absolute path" % path)
+    parts = [p for p in path.split("/") if p not in ("", ".")]
+    if not parts or ".." in parts:
+        raise GuardError("refusing the AuthorizedKeysFile %s: it has no file name or holds '..'; name the file by its "
+                         "own path in sshd's AuthorizedKeysFile" % path)
+    name = parts.pop()
+    fd = os.open("/", O_DIR)
+    walked, links = "", 0
+    try:
+        while parts:
+            part = parts.pop(0)
+            try:
+                child = os.open(part, O_DIR, dir_fd=fd)
+            except FileNotFoundError:
+                os.mkdir(part, 0o700, dir_fd=fd)
+                created.append((os.dup(fd), part))
+                child = os.open(part, O_DIR, dir_fd=fd)
+                if os.fstat(child).st_uid == 0:
+                    os.fchmod(child, 0o755)
+            except OSError as exc:
+                if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
+                    raise GuardError("%s: cannot open %s/%s: %s" % (path, walked, part, exc.strerror))
+                st = os.stat(part, dir_fd=fd, follow_symlinks=False)
+                if not stat.S_ISLNK(st.st_mode):
+                    raise GuardError("refusing the AuthorizedKeysFile %s: %s/%s is not a directory"
+                                     % (path, walked, part))
+                if not root_only(os.fstat(fd)):
+                    raise GuardError(
+                        "refusing to write the AuthorizedKeysFile %s as root: %s/%s is a symbolic link (to %s) in a "
+                        "directory that someone other than root can change, and root follows no link there (a planted "
+                        "one makes root write where it points). Make %s/%s a real directory, or point sshd's "
+                        "AuthorizedKeysFile at the real path. Nothing was written."
+                        % (path, walked, part, link_target(part, fd), walked, part))
+                target = os.readlink(part, dir_fd=fd)
+                links += 1
+                if links > MAX_LINKS:
+                    raise GuardError("refusing the AuthorizedKeysFile %s: more than %d links on its way"
+                                     % (path, MAX_LINKS))
+                if target.startswith("/"):
+                    top = os.open("/", O_DIR)
+                    os.close(fd)
+                    fd, walked = top, ""
+                parts[:0] = [p for p in target.split("/") if p not in ("", ".")]
+                continue
+            os.close(fd)
+            fd, walked = child, "%s/%s" % (walked, part)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, name
+
+
+def link_target(name, dfd):
+    try:
+        return os.readlink(name, dir_fd=dfd)
+    except OSError as exc:
+        return "? (%s)" % exc.strerror
+
+
+def remove_created(created):
+    """Remove the directories open_directory() made, the deepest first, where they are still empty."""
+    while created:
+        parent, name = created.pop()
+        try:
+            os.rmdir(name, dir_fd=parent)
+        except OSError:
+            pass
+        os.close(parent)
+
+
+def read_keys(dfd, name, path):
+    """(bytes, stat) of the regular file name in the directory dfd, or (None, None) when there is none."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dfd)
+    except FileNotFoundError:
+        return None, None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise GuardError("refusing to write the AuthorizedKeysFile %s as root: it is a symbolic link (to %s); "
+                             "root writes the probe key only into a regular file. Put the file itself in its place. "
+                             "Nothing was written." % (path, link_target(name, dfd)))
+        raise GuardError("%s: cannot open it: %s" % (path, exc.strerror))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise GuardError("refusing the AuthorizedKeysFile %s: it is not a regular file. Nothing was written."
+                             % path)
+        if st.st_nlink != 1:
+            raise GuardError("refusing to write the AuthorizedKeysFile %s as root: it has %d hard links (another name "
+                             "for the same file, perhaps outside the home directory). Nothing was written."
+                             % (path, st.st_nlink))
+        chunks = []
+        while True:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return b"".join(chunks), st
+    finally:
+        os.close(fd)
+
+
+def write_in(dfd, name, data, mode, uid, gid, replace):
+    """Write name in the directory dfd with this mode and owner, never through a link: a new file (O_EXCL), or a
+    temporary one renamed over the old (replace)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    tmp = ".gpuops-ssh-guard.%s" % secrets.token_hex(8) if replace else name
+    fd = os.open(tmp, flags, 0o600, dir_fd=dfd)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fchown(fd, uid, gid)
+            os.fchmod(fd, mode)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if replace:
+            os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+    except BaseException:
+        try:
+            os.unlink(tmp, dir_fd=dfd)
+        except OSError:
+            pass
+        raise
+
+
+@contextlib.contextmanager
+def probe_key(path, line, uid, gid):
+    """Add line to the AuthorizedKeysFile path for the body of the with, then put the file back as it was (or remove it
+    and the directories made for it). New files are the user's (uid, gid), 0600; an existing one keeps its own."""
+    created = []
+    dfd = None
+    try:
+        dfd, name = open_directory(path, created)
+        before, like = read_keys(dfd, name, path)
+        try:
+            if before is None:
+                write_in(dfd, name, line, 0o600, uid, gid, replace=False)
+            else:
+                sep = b"" if not before or before.endswith(b"\n") else b"\n"
+                write_in(dfd, name, before + sep + line, like.st_mode & 0o7777, like.st_uid, like.st_gid, replace=True)
+            yield
+        finally:
+            if before is not None:
+                write_in(dfd, name, before, like.st_mode & 0o7777, like.st_uid, like.st_gid, replace=True)
+            else:
+                try:
+                    os.unlink(name, dir_fd=dfd)
+                except FileNotFoundError:
+                    pass
+    finally:
+        if dfd is not None:
+            os.close(dfd)
+        remove_created(created)
+
+
 def prove(args):
     import pwd
     addresses, problems, checked = [], [], []
@@ -207,18 +391,7 @@ def prove(args):
             public = f.read().strip()
         allowed = ",".join(sorted(set(a for a, _p in addresses)))
         line = ('from="%s",restrict %s\n' % (allowed, public)).encode()
-        existed = os.path.exists(keys_file)
-        before = open(keys_file, "rb").read() if existed else None
-        like = os.stat(keys_file) if existed else None
-        try:
-            if existed:
-                write_atomically(keys_file, before + (b"" if not before or before.endswith(b"\n") else b"\n") + line, like)
-            else:
-                os.makedirs(os.path.dirname(keys_file), mode=0o700, exist_ok=True)
-                with open(keys_file, "wb") as f:
-                    f.write(line)
-                os.chmod(keys_file, 0o600)
-                os.chown(keys_file, entry.pw_uid, entry.pw_gid)
+        with probe_key(keys_file, line, entry.pw_uid, entry.pw_gid):
             for addr, port in addresses:
                 proc = run(["ssh", "-i", key, "-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes",
                             "-o", "PreferredAuthentications=publickey", "-o", "StrictHostKeyChecking=no",
@@ -230,11 +403,6 @@ def prove(args):
                     raise GuardError("a key login as %s to %s port %d failed (exit %d): %s"
                                      % (args.user, addr, port, proc.returncode, proc.stderr.strip()))
                 logins.append("%s@%s port %d" % (args.user, addr, port))
-        finally:
-            if existed:
-                write_atomically(keys_file, before, like)
-            elif os.path.exists(keys_file):
-                os.unlink(keys_file)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return {"answered": checked, "logins": logins, "authorized_keys_file": keys_file}
