@@ -75,16 +75,16 @@ def _entry(rng, interfaces=True):
     if rng.random() < 0.7:
         entry['proto'] = rng.choice(['tcp', 'tcp', 'udp'] + (['TCP'] if rng.random() < 0.1 else []))
     if rng.random() < 0.75:
-        entry['sources'] = [_source(rng) for _ in range(rng.randint(0, 3))]
+        entry['sources'] = [_source(rng) for dummy in range(rng.randint(0, 3))]
     if interfaces and rng.random() < 0.3:
-        entry['interfaces'] = [_interface(rng) for _ in range(rng.randint(0, 2))]
+        entry['interfaces'] = [_interface(rng) for dummy in range(rng.randint(0, 2))]
     return entry
 
 
 def _case(rng, interfaces=True):
-    lists = {name: [_entry(rng, interfaces) for _ in range(rng.randint(0, 3))] for name in (
+    lists = {name: [_entry(rng, interfaces) for dummy in range(rng.randint(0, 3))] for name in (
         'hardening_firewall_allowed_ports', 'hardening_firewall_extra_ports', 'hardening_firewall_service_ports')}
-    trusted = [_interface(rng) for _ in range(rng.randint(0, 1))] if interfaces else []
+    trusted = [_interface(rng) for dummy in range(rng.randint(0, 1))] if interfaces else []
     return dict(lists, hardening_firewall_trusted_interfaces=trusted)
 
 
@@ -128,9 +128,11 @@ def asked(case):
     def check(iface, address, proto, port):
         if iface in trusted:
             return True
-        return any(first <= port <= last and proto == p and (not nets or any(address in n for n in nets if
-                                                                                n.version == address.version))
-                   and (not ifaces or iface in ifaces) for first, last, p, nets, ifaces in others)
+
+        def source_ok(nets):
+            return not nets or any(n.version == address.version and address in n for n in nets)
+        return any(first <= port <= last and proto == p and source_ok(nets) and (not ifaces or iface in ifaces)
+                   for first, last, p, nets, ifaces in others)
     return check
 
 
@@ -252,9 +254,10 @@ def ufw_accepts(rendered):
         trusted.append(args['interface'])
 
     def check(iface, address, proto, port):
-        return iface in trusted or any((i is None or i == iface) and (s is None or (s.version == address.version
-                                                                                  and address in s))
-                                       and p == proto and first <= port <= last for i, s, p, first, last in rules)
+        def source_ok(s):
+            return s is None or (s.version == address.version and address in s)
+        return iface in trusted or any((i is None or i == iface) and source_ok(s) and p == proto and first <= port <= last
+                                       for i, s, p, first, last in rules)
     return check
 
 
@@ -490,7 +493,7 @@ REPRODUCTIONS = [
 
 def test_the_checker_flags_the_earlier_code_on_each_reproduction(ansible_play):
     the_cases = []
-    for lists, _ in REPRODUCTIONS:
+    for lists, dummy in REPRODUCTIONS:
         case = {'hardening_firewall_allowed_ports': [{'port': 22, 'proto': 'tcp', 'sources': []}],
                 'hardening_firewall_extra_ports': [], 'hardening_firewall_service_ports': [],
                 'hardening_firewall_trusted_interfaces': []}

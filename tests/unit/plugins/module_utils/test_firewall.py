@@ -27,7 +27,7 @@ def rule(port, source='', interface='', port_end=None, proto='tcp'):
 @pytest.mark.parametrize('value,number', [(22, 22), ('22', 22), ('0022', 22), (1, 1), (65535, 65535), ('65535', 65535)])
 def test_a_port_is_an_int_or_ascii_digits(value, number):
     got = fw.parse_port(value, 'x')
-    assert got == number and type(got) is int
+    assert got == number and isinstance(got, int) and not isinstance(got, bool)
 
 
 @pytest.mark.parametrize('value', [
