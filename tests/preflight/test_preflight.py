@@ -179,3 +179,40 @@ def test_a_bad_batch_size_or_failure_tolerance_is_refused_by_name(tmp_path, vari
     said = {"gpuops_upgrade_serial": "gpuops_upgrade_serial is a positive number or a percentage such as 25%% (got %s)",
             "gpuops_upgrade_max_fail_percentage": "gpuops_upgrade_max_fail_percentage is 0-100 (got %s)"}[variable]
     assert said % value in out, out
+
+
+@pytest.mark.parametrize("variables,said", [
+    # issue 52: a line break in a port once put a bare `accept` into nftables' input chain.
+    ({"hardening_firewall_allowed_ports": [{"port": "9100\n", "sources": []}]},
+     "hardening_firewall_allowed_ports[0].port: '9100"),
+    ({"hardening_firewall_extra_ports": [{"port": 8080}, {"port": " 22"}]}, "hardening_firewall_extra_ports[1].port: ' 22' is not a port"),
+    # An empty or null source once meant "anywhere" on ufw and firewalld.
+    ({"hardening_firewall_extra_ports": [{"port": 22, "sources": [""]}]},
+     "hardening_firewall_extra_ports[0].sources[0]: '' is not an IP address or network"),
+    ({"hardening_firewall_allowed_ports": [{"port": 22, "sources": ["10.0.0.0/8", None]}]},
+     "hardening_firewall_allowed_ports[0].sources[1]: None is not an IP address or network"),
+    ({"hardening_firewall_service_ports": [{"port": 9100, "sources": ["10.0.0.1 } accept #"]}]},
+     "hardening_firewall_service_ports (gpuops_firewall_ports)[0].sources[0]: '10.0.0.1 } accept #' is not an IP address"),
+    ({"hardening_firewall_trusted_interfaces": ["ib0\" accept"]}, "hardening_firewall_trusted_interfaces[0]: 'ib0"),
+    ({"hardening_firewall_extra_ports": [{"port": 29600, "port_end": 29500}]},
+     "hardening_firewall_extra_ports[0].port_end: 29500 is below port 29600"),
+    ({"hardening_firewall_extra_ports": [{"port": 22, "source": ["10.0.0.0/8"]}]},
+     "hardening_firewall_extra_ports[0]: unknown key source"),
+])
+def test_a_firewall_entry_that_cannot_be_written_as_asked_is_refused_by_name(variables, said):
+    result = preflight("hardening_firewall_refuses.yml", "-e", json.dumps(variables))
+    out = " ".join(result.stdout.split())
+    assert result.returncode != 0, out
+    assert said in out and "Nothing was changed" in out, out
+    assert "Traceback" not in out, out
+
+
+def test_a_restricted_ssh_port_spelled_as_a_string_passes_the_firewall_preflight():
+    # Negative control: good entries, the SSH port written "22", pass the same preflight.
+    result = preflight("hardening_firewall_refuses.yml", "-e", json.dumps({
+        "hardening_firewall_allowed_ports": [{"port": "22", "proto": "tcp", "sources": ["10.0.0.1/8", "fd00::/64"]}],
+        "hardening_firewall_extra_ports": [{"port": 29510, "port_end": "29599", "interfaces": ["ib0"]}],
+        "hardening_firewall_trusted_interfaces": ["bond0.100"]}))
+    out = result.stdout
+    assert result.returncode == 0, out
+    assert "Invalid firewall settings" not in out, out

@@ -14,6 +14,8 @@ from ansible_collections.gpuops.gpu_server.tests.support.waiting import wait_for
 testinfra_hosts = ["docker://gpuops-hardening"]
 SERVER = "gpuops-hardening"
 CLIENT = testinfra.get_host("docker://gpuops-hardening-client")
+# On the same network, outside the SSH sources (molecule.yml): nothing installed, bash only.
+OUTSIDER = testinfra.get_host("docker://gpuops-hardening-outsider")
 # ServerAlive*: a connection that fail2ban cuts after it was set up (its ban rejects the packets of an established
 # session too) ends in about 15 s instead of retransmitting until the test run is killed.
 SSH = "ssh -o BatchMode=yes -o StrictHostKeyChecking=no -o ConnectTimeout=10 -o ServerAliveInterval=5 -o ServerAliveCountMax=3"
@@ -107,6 +109,30 @@ def test_firewall_really_filters(host):
     assert reached[8888].rc != 0, "8888 is open on a host without JupyterLab"
     assert reached[9999].rc != 0
     assert all(out.rc == 0 for out in local.values()), "loopback must stay open"
+
+
+def test_ssh_answers_its_sources_only(host):
+    # The inventory limits SSH to the client and the controller (port spelled "22"): one rule for 22, from those
+    # addresses only, and the outsider on the same network cannot connect while the client can. The outsider reaches
+    # 8080 (open to anywhere), so the network carries it: what refuses it on 22 is the rule's sources.
+    if host.system_info.distribution == "ubuntu":
+        status = host.check_output("ufw status")
+        assert sorted(re.findall(r"^22/tcp\s+ALLOW\s+(\S+)", status, re.M)) == ["172.31.251.1", "172.31.251.10"], status
+    else:
+        chain = host.check_output("nft list chain inet gpuops_filter input")
+        assert [ln.strip() for ln in chain.splitlines() if "dport 22 " in ln] == [
+            "ip saddr { 172.31.251.1, 172.31.251.10 } tcp dport 22 accept"], chain
+    host.run("systemd-run --unit gpuops-listen-8080 python3 -m http.server 8080")
+    try:
+        listening(host, 8080)
+        inside = client("timeout 5 bash -c '</dev/tcp/172.31.251.2/22'")
+        outside = OUTSIDER.run("timeout 5 bash -c '</dev/tcp/172.31.251.2/22'")
+        outside_open_port = OUTSIDER.run("timeout 5 bash -c '</dev/tcp/172.31.251.2/8080'")
+    finally:
+        host.run("systemctl stop gpuops-listen-8080")
+    assert inside.rc == 0, inside.stderr
+    assert outside_open_port.rc == 0, outside_open_port.stderr
+    assert outside.rc != 0, "the outsider reached SSH, which its sources leave out"
 
 
 def test_key_login_as_admin_works_and_sudo_is_there(host):

@@ -22,15 +22,38 @@ def test_filters_call_the_module_utils():
     assert [(e['nft_iifname'], e['nft_dport']) for e in FILTERS['firewall_entries'](items)] == [
         ('iifname { "ib0" } ', '29510-29599')]
     assert FILTERS['firewall_rules'](None) == []
+    got = FILTERS['firewall_allow_list']({'hardening_firewall_allowed_ports': [{'port': '22', 'sources': ['10.0.0.1/8']}]},
+                                         22, ['ib0'])
+    assert got == {'entries': [{'port': 22, 'port_end': 22, 'proto': 'tcp', 'sources': ['10.0.0.0/8'], 'interfaces': []}],
+                   'trusted_interfaces': ['ib0'], 'errors': []}
+    assert FILTERS['firewall_member_entries']([{'port': 6817}], {'a': '10.0.0.1', 'b': '10.0.0.2'}, 'a') == [
+        {'port': 6817, 'sources': ['10.0.0.2']}]
+
+
+def test_the_allow_list_lists_errors_and_the_renderers_refuse_it():
+    got = FILTERS['firewall_allow_list']({'hardening_firewall_extra_ports': [{'port': '9100\n'}]}, 22)
+    assert got['errors'] == ["hardening_firewall_extra_ports[0].port: '9100\\n' is not a port: write a number 1-65535 "
+                             "such as 22 (digits only, nothing around them)"]
+    for name in ('firewall_entries', 'firewall_rules'):
+        with pytest.raises(AnsibleFilterError, match='%s: the allow-list has errors, nothing is written' % name):
+            FILTERS[name](got)
 
 
 @pytest.mark.parametrize('name', ['firewall_rules', 'firewall_entries'])
 @pytest.mark.parametrize('items,fragment', [
-    ('22/tcp', 'expected a list of firewall entries'), ({'port': 22}, 'expected a list of firewall entries'),
-    ([{'port': 22, 'sources': '10.0.0.1'}], 'sources of the entry for port 22 must be a list'),
-    (['22/tcp'], 'a firewall entry must be a dict'),
+    ('22/tcp', 'expected a list of firewall entries'),
+    ([{'port': 22, 'sources': '10.0.0.1'}], 'entry[0]: sources must be a list'),
+    ([{'port': 22, 'sources': ['']}], "entry[0].sources[0]: '' is not an IP address or network"),
+    (['22/tcp'], "entry[0]: '22/tcp' is not an entry"),
 ])
 def test_refuses(name, items, fragment):
     with pytest.raises(AnsibleFilterError, match=name) as e:
         FILTERS[name](items)
     assert fragment in str(e.value)
+
+
+def test_the_allow_list_wants_named_lists():
+    with pytest.raises(AnsibleFilterError, match='firewall_allow_list: expected the allow-list variables as a dict'):
+        FILTERS['firewall_allow_list']([{'port': 22}])
+    with pytest.raises(AnsibleFilterError, match='firewall_member_entries: expected the members as a dict'):
+        FILTERS['firewall_member_entries']([{'port': 22}], [], 'a')
