@@ -95,31 +95,33 @@ def describe_error(error):
     return one_line('%s: %s' % (type(error).__name__, error))
 
 
-def launch_template_spec(name='', template_id=''):
+def launch_template_spec(name='', template_id='', names=('launch_template', 'launch_template_id')):
     """RunInstances' LaunchTemplate of a template given by NAME or by TEMPLATE_ID (exactly one of them): a name is
-    always sent as LaunchTemplateName, an id as LaunchTemplateId. Raises PowerError naming the setting and the fix."""
+    always sent as LaunchTemplateName, an id as LaunchTemplateId. Raises PowerError naming the setting (NAMES: what
+    the two are called where they come from) and the fix."""
+    name_key, id_key = names
     name = '' if name is None else name
     template_id = '' if template_id is None else template_id
-    for what, value in (('launch_template', name), ('launch_template_id', template_id)):
+    for what, value in ((name_key, name), (id_key, template_id)):
         if not isinstance(value, str):
             raise PowerError('%s: expected a string, got %r' % (what, value))
     if name and template_id:
-        raise PowerError('launch_template (%r) and launch_template_id (%r) are both set: give the launch template by '
-                         'its name or by its id, not both' % (name, template_id))
+        raise PowerError('%s (%r) and %s (%r) are both set: give the launch template by its name or by its id, not '
+                         'both' % (name_key, name, id_key, template_id))
     if template_id:
         if not EC2_TEMPLATE_ID.match(template_id):
-            raise PowerError('launch_template_id %r is not a launch template id (lt- and 8 to 17 hex digits, '
-                             'lt-0123456789abcdef0); give a name as launch_template' % (template_id,))
+            raise PowerError('%s %r is not a launch template id (lt- and 8 to 17 hex digits, lt-0123456789abcdef0); '
+                             'give a name as %s' % (id_key, template_id, name_key))
         return {'LaunchTemplateId': template_id}
     if not name:
-        raise PowerError('the EC2 backend needs a launch template: launch_template (its name) or launch_template_id '
-                         '(its id, lt-...)')
+        raise PowerError('the EC2 backend needs a launch template: %s (its name) or %s (its id, lt-...)'
+                         % (name_key, id_key))
     if EC2_TEMPLATE_ID.match(name):
-        raise PowerError('launch_template %r has the form of a launch template id: give an id as launch_template_id '
-                         '(a name is always sent as a name)' % (name,))
+        raise PowerError('%s %r has the form of a launch template id: give an id as %s (%s is always sent as a name)'
+                         % (name_key, name, id_key, name_key))
     if not EC2_TEMPLATE_NAME.match(name):
-        raise PowerError('launch_template %r is not a launch template name (3 to 128 of letters, digits and ( ) . - '
-                         '/ _)' % (name,))
+        raise PowerError('%s %r is not a launch template name (3 to 128 of letters, digits and ( ) . - / _)'
+                         % (name_key, name))
     return {'LaunchTemplateName': name}
 
 
@@ -244,31 +246,42 @@ class Ec2Backend(object):
 
     def stop(self, nodes, report=None):
         """End the cluster's instances of NODES, EC2_FILTER_CHUNK nodes per request: [(node, [instance id], error)],
-        each also given to REPORT(node, ids, error) as soon as its chunk is done. A chunk that fails is retried node
-        by node, so that one node's error (an instance protected from termination) stays that node's."""
+        each also given to REPORT(node, ids, error) as soon as its chunk is done. A request that fails for a chunk is
+        made again node by node, so that one node's error (an instance protected from termination) stays that
+        node's."""
         out = []
         for chunk in _chunks(nodes, EC2_FILTER_CHUNK):
-            try:
-                results = self._stop_chunk(chunk)
-            except Exception:  # pylint: disable=broad-except  # retried node by node, each error named there
-                results = []
-                for node in chunk:
-                    try:
-                        results.extend(self._stop_chunk([node]))
-                    except Exception as e:  # pylint: disable=broad-except  # botocore's errors, named in the message
-                        results.append((node, [], '%s: %s' % (node, describe_error(e))))
-            for node, ids, error in results:
-                out.append((node, ids, error))
+            for result in self._stop_chunk(chunk):
+                out.append(result)
                 if report is not None:
-                    report(node, ids, error)
+                    report(*result)
         return out
 
     def _stop_chunk(self, nodes):
-        found = self._instances(nodes)
-        ids = [i['InstanceId'] for node in nodes for i in found[node]]
-        if ids:
-            self.client.terminate_instances(InstanceIds=ids)
-        return [(node, [i['InstanceId'] for i in found[node]], '') for node in nodes]
+        errors = {}
+        try:
+            found = self._instances(nodes)
+        except Exception:  # pylint: disable=broad-except  # asked again node by node, each error named there
+            found = {}
+            for node in nodes:
+                try:
+                    found.update(self._instances([node]))
+                except Exception as e:  # pylint: disable=broad-except  # botocore's errors, named in the message
+                    errors[node] = '%s: DescribeInstances failed: %s' % (node, describe_error(e))
+        ids = dict((node, [i['InstanceId'] for i in found.get(node, [])]) for node in nodes)
+        everything = [i for node in nodes for i in ids[node]]
+        try:
+            if everything:
+                self.client.terminate_instances(InstanceIds=everything)
+        except Exception:  # pylint: disable=broad-except  # ended again node by node, each error named there
+            for node in nodes:
+                try:
+                    if ids[node] and node not in errors:
+                        self.client.terminate_instances(InstanceIds=ids[node])
+                except Exception as e:  # pylint: disable=broad-except  # botocore's errors, named in the message
+                    errors[node] = '%s: TerminateInstances %s failed: %s' % (node, ', '.join(ids[node]),
+                                                                            describe_error(e))
+        return [(node, [] if node in errors else ids[node], errors.get(node, '')) for node in nodes]
 
 
 class DockerBackend(object):
