@@ -279,8 +279,8 @@ class Ec2Backend(object):
                     if ids[node] and node not in errors:
                         self.client.terminate_instances(InstanceIds=ids[node])
                 except Exception as e:  # pylint: disable=broad-except  # botocore's errors, named in the message
-                    errors[node] = '%s: TerminateInstances %s failed: %s' % (node, ', '.join(ids[node]),
-                                                                            describe_error(e))
+                    errors[node] = '%s: TerminateInstances %s failed: %s' % (
+                        node, ', '.join(ids[node]), describe_error(e))
         return [(node, [] if node in errors else ids[node], errors.get(node, '')) for node in nodes]
 
 

@@ -93,8 +93,8 @@ def closed_port():
 
 # -- EC2 ----------------------------------------------------------------------------------------------------------------
 
-def test_an_ec2_client_error_fails_its_node_only_and_each_line_is_logged_as_it_happens(tool, tmp_path, monkeypatch,
-                                                                                         capsys):
+def test_an_ec2_client_error_fails_its_node_only_and_each_line_is_logged_as_it_happens(
+        tool, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv('MOTO_EC2_LOAD_DEFAULT_AMIS', 'false')
     seen = {}
 
@@ -132,8 +132,8 @@ def test_an_ec2_client_error_fails_its_node_only_and_each_line_is_logged_as_it_h
     assert len(log_lines(tmp_path)) == 3 and 'Traceback' not in capsys.readouterr().err
 
 
-def test_no_credentials_fail_each_node_of_a_resume_and_a_suspend_without_a_traceback(tool, tmp_path, monkeypatch,
-                                                                                      capsys):
+def test_no_credentials_fail_each_node_of_a_resume_and_a_suspend_without_a_traceback(
+        tool, tmp_path, monkeypatch, capsys):
     no_aws_environment(monkeypatch, tmp_path)
     runner = Scontrol({'cloud[1-2]': ['cloud1', 'cloud2']})
     config = settings(tmp_path, backend='ec2', ec2={'region': REGION, 'launch_template_id': 'lt-0123456789abcdef0',
@@ -265,8 +265,8 @@ def fake_docker(tmp_path):
     '[{"Config": {"Labels": {"gpuops.slurm-cluster": "gpuops"}}, "State": {"Running": true}, '
     '"NetworkSettings": {"Networks": {"slurm": {"IPAddress": 17}}}}]',
 ])
-def test_one_bad_docker_inspect_answer_fails_that_node_and_the_later_nodes_start(tool, tmp_path, fake_docker, answer,
-                                                                                monkeypatch):
+def test_one_bad_docker_inspect_answer_fails_that_node_and_the_later_nodes_start(
+        tool, tmp_path, fake_docker, answer, monkeypatch):
     docker, bin_dir, answers = fake_docker
     answers(inspect={'cloud2': answer})
     # cloud2's container exists (so its answer is read); the others are created by the resume
