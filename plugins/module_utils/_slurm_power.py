@@ -188,8 +188,9 @@ class Ec2Backend(object):
             self._wait_until = self.clock() + self.stopping_wait
         while _state(instance) == 'stopping':
             if self.clock() >= self._wait_until:
-                raise PowerError('%s: instance %s is still stopping after %s s; a later resume starts it'
-                                 % (node, instance.get('InstanceId'), self.stopping_wait))
+                raise PowerError('%s: instance %s is still stopping (a resume waits at most %s s for stopping '
+                                 'instances); a later resume starts it' % (node, instance.get('InstanceId'),
+                                                                           self.stopping_wait))
             self.sleep(self.poll)
             instance = self._describe(instance['InstanceId'])
         return instance

@@ -236,7 +236,8 @@ def test_an_instance_still_stopping_fails_its_node_within_the_bound_and_the_othe
     backend = _slurm_power.Ec2Backend(client, CLUSTER, 'gpu-node', stopping_wait=30, poll=5, sleep=clock.sleep,
                                       clock=clock)
     results = _slurm_power.resume(['cloud1', 'cloud2', 'cloud3', 'cloud4'], backend, lambda n, a: None)
-    assert results[0][2] == 'cloud1: instance %s is still stopping after 30 s; a later resume starts it' % ids['cloud1']
+    assert results[0][2] == ('cloud1: instance %s is still stopping (a resume waits at most 30 s for stopping '
+                             'instances); a later resume starts it' % ids['cloud1'])
     assert results[1][2].startswith('cloud2: instance %s is still stopping' % ids['cloud2'])
     assert [r[2] for r in results[2:]] == ['', '']
     # one bound for the whole run: the second stopping node does not wait another 30 s
