@@ -41,7 +41,8 @@ def live(client):
 
 def test_resume_starts_one_instance_per_node_and_a_second_resume_reuses_it(ec2):
     client, template = ec2
-    backend = _slurm_power.Ec2Backend(client, 'gpuops', template, user_data='#cloud-config\n', tags={'team': 'ml'})
+    backend = _slurm_power.Ec2Backend(client, 'gpuops', launch_template_id=template, user_data='#cloud-config\n',
+                                      tags={'team': 'ml'})
     told = []
     results = _slurm_power.resume(['cloud1', 'cloud2'], backend, lambda node, address: told.append((node, address)))
     assert [error for _n, _a, error in results] == ['', '']
@@ -59,18 +60,18 @@ def test_resume_starts_one_instance_per_node_and_a_second_resume_reuses_it(ec2):
 def test_suspend_ends_only_this_clusters_instances_of_the_nodes(ec2):
     client, template = ec2
     ours = _slurm_power.Ec2Backend(client, 'gpuops', 'gpu-node')
-    theirs = _slurm_power.Ec2Backend(client, 'other', template)
+    theirs = _slurm_power.Ec2Backend(client, 'other', launch_template_id=template)
     _slurm_power.resume(['cloud1', 'cloud2'], ours, lambda n, a: None)
     _slurm_power.resume(['cloud1'], theirs, lambda n, a: None)
     ended = ours.stop(['cloud1'])
-    assert len(ended) == 1
+    assert [(node, len(ids), error) for node, ids, error in ended] == [('cloud1', 1, '')]
     assert sorted(live(client)) == [('gpuops', 'cloud2'), ('other', 'cloud1')]
-    assert ours.stop(['cloud1']) == []
+    assert ours.stop(['cloud1']) == [('cloud1', [], '')]
 
 
 def test_a_launch_template_that_does_not_exist_fails_that_node_only(ec2):
     client, _template = ec2
-    backend = _slurm_power.Ec2Backend(client, 'gpuops', 'lt-0123456789abcdef0')
+    backend = _slurm_power.Ec2Backend(client, 'gpuops', launch_template_id='lt-0123456789abcdef0')
     results = _slurm_power.resume(['cloud1'], backend, lambda n, a: None)
     assert results[0][1] == '' and results[0][2].startswith('cloud1: RunInstances failed:')
     with pytest.raises(_slurm_power.PowerError, match='needs a launch template'):
@@ -151,7 +152,8 @@ def test_docker_removes_a_container_that_did_not_start():
 
 def test_ec2_gives_each_instance_its_nodes_user_data(ec2):
     client, template = ec2
-    backend = _slurm_power.Ec2Backend(client, 'gpuops', template, user_data='node=%s\n' % _slurm_power.NODE_PLACEHOLDER)
+    backend = _slurm_power.Ec2Backend(client, 'gpuops', launch_template_id=template,
+                                      user_data='node=%s\n' % _slurm_power.NODE_PLACEHOLDER)
     _slurm_power.resume(['cloud7'], backend, lambda n, a: None)
     instance = live(client)[('gpuops', 'cloud7')][0]
     data = client.describe_instance_attribute(InstanceId=instance['InstanceId'], Attribute='userData')
@@ -166,7 +168,7 @@ def test_docker_replaces_a_stopped_container_and_leaves_another_clusters_alone()
     assert ['rm', '-f', 'cloud1'] in docker.calls
     with pytest.raises(_slurm_power.PowerError, match='not of cluster gpuops'):
         backend.start('cloud2')
-    assert backend.stop(['cloud1', 'cloud2', 'cloud3']) == ['cloud1']
+    assert backend.stop(['cloud1', 'cloud2', 'cloud3']) == [('cloud1', ['cloud1'], ''), ('cloud2', [], ''), ('cloud3', [], '')]
     assert 'cloud2' in docker.containers
 
 
