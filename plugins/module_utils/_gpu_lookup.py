@@ -87,8 +87,8 @@ def product_architecture(name):
 # "NVIDIA H100 80GB HBM3", "NVIDIA H200 NVL"). A variant whose figure differs has a longer row of its own, which wins.
 # Anything else makes another model: "Ti", "SUPER", "D", "Laptop GPU", "Max-Q", "Active", or a letter joined to the
 # number (V100S, B200A).
-_VARIANT_TAIL_RE = re.compile(r'(?:[\s-]+(?:[0-9]+(?:\.[0-9]+)?GB?|HBM[0-9]e?|GDDR[0-9]+X?|PCIe|SXM[0-9]?|NVL))*[\s-]*\Z',
-                              re.IGNORECASE | re.ASCII)
+_VARIANT_TAIL_RE = re.compile(r'(?:[\s-]+(?:[0-9]+(?:\.[0-9]+)?GB?|HBM[0-9]e?|GDDR[0-9]+X?|PCIe|SXM[0-9]?|NVL))*'
+                              r'[\s-]*\Z', re.IGNORECASE | re.ASCII)
 _BANDWIDTH_RES = tuple((re.compile(pattern), gbps) for pattern, gbps, _example in MEMORY_BANDWIDTH_GBPS)
 
 
