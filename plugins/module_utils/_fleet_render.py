@@ -7,8 +7,9 @@
 
 Used by the fleet_report filters (plugins/filter/fleet.py) on the control node. Standard library only. Each
 renderer first checks the report (_fleet.check_report: FleetReportError naming the part of the wrong type). The
-machine text in it stays inert: Markdown escapes its active characters, HTML its own, braces become entities (or
-lose their Jinja2 meaning on the console), and the page runs only its own script (allowed by hash).
+machine text in it stays inert: Markdown escapes its active characters and writes a word that a renderer would
+autolink (a URL, www. name or e-mail address) as a code span (_md), HTML escapes its own, braces become entities
+(or lose their Jinja2 meaning on the console), and the page runs only its own script (allowed by hash).
 
 Private to this collection: no compatibility promise to other collections.
 """
