@@ -13,6 +13,8 @@ import random
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _acceptance
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _data_gpu
@@ -129,3 +131,17 @@ def test_negative_control_the_first_substring_match_takes_the_3090s_figure():
 @pytest.mark.parametrize('name', [None, 5, b'NVIDIA H200', '', '   ', ['NVIDIA H200'], 'nvidia h200'])
 def test_what_is_no_name_has_no_figure(name):
     assert lookup(name) is None
+
+
+JUNK = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.binary(max_size=8), st.text(max_size=60),
+                 st.lists(st.text(max_size=5), max_size=2),
+                 st.builds(lambda name, tail: name + tail, st.sampled_from(EXAMPLES),
+                           st.text(st.characters(codec='utf-8'), max_size=12)))
+
+
+@settings(max_examples=300)
+@given(name=JUNK)
+def test_any_value_gets_a_figure_of_the_table_or_none(name):
+    """Never raises; a figure is always one of the table's, and only for text that holds the row's match."""
+    gbps = lookup(name)
+    assert gbps is None or (isinstance(name, str) and gbps in set(row[1] for row in _data_gpu.MEMORY_BANDWIDTH_GBPS))
