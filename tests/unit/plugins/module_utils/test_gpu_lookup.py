@@ -107,7 +107,7 @@ def test_the_most_specific_row_wins_in_any_table_order():
     assert all(lookup(n) in (longest_matches(n) or {None}) for n in names)
     rows = list(_data_gpu.MEMORY_BANDWIDTH_GBPS)
     shuffler = random.Random(52)
-    for _ in range(20):
+    for _round in range(20):
         shuffler.shuffle(rows)
         assert [lookup(n, rows) for n in names] == expected
     rows.reverse()
