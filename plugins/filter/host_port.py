@@ -10,18 +10,15 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _host_port
+
 
 def host_port(address, port):
-    """``address:port``, an IPv6 address in brackets (``[::1]:9090``); a bracketed address stays as it is."""
-    if not isinstance(address, str):
-        raise AnsibleFilterError('host_port: expected an address or host name as a string, got %r' % (address,))
-    if isinstance(port, bool) or not (isinstance(port, int) or (isinstance(port, str) and port.strip().isdigit())):
-        raise AnsibleFilterError('host_port: expected a TCP port number, got %r' % (port,))
-    if not 1 <= int(port) <= 65535:
-        raise AnsibleFilterError('host_port: a TCP port is 1 to 65535, got %s' % (port,))
-    if ':' in address and not (address.startswith('[') and address.endswith(']')):
-        address = '[%s]' % address
-    return '%s:%d' % (address, int(port))
+    """``address:port``, an IPv6 address in brackets (``[::1]:9090``); both parsed first (_host_port.join)."""
+    try:
+        return _host_port.join(address, port)
+    except _host_port.HostPortError as e:
+        raise AnsibleFilterError('host_port: %s' % e)
 
 
 class FilterModule(object):

@@ -13,7 +13,7 @@ __metaclass__ = type
 import math
 import re
 
-from ansible_collections.gpuops.gpu_server.plugins.module_utils import _data_gpu
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _gpu_lookup
 
 _CC = re.compile(r'^([0-9]+)\.([0-9]+)$')
 _ARCH = re.compile(r'^(?:sm|compute)_[0-9]+[a-z]?$')
@@ -74,10 +74,8 @@ def nominal_bandwidth(name, extra=None):
     for pattern, gbps, _text in check_nominal_table(extra):
         if pattern.search(name):
             return gbps, 'gpu_acceptance_nominal_bandwidth_gbps'
-    for pattern, gbps, _example in _data_gpu.MEMORY_BANDWIDTH_GBPS:
-        if re.search(pattern, name):
-            return float(gbps), 'datasheet'
-    return None, None
+    gbps = _gpu_lookup.memory_bandwidth_gbps(name)
+    return (float(gbps), 'datasheet') if gbps is not None else (None, None)
 
 
 def measured_bandwidth(stdout):

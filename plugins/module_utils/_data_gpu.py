@@ -166,10 +166,12 @@ CHIP_PREFIXES = (
 
 # Nominal device-memory bandwidth of a GPU, in GB/s (10^9 bytes per second), for the acceptance test's copy bandwidth
 # check (roles/gpu_acceptance): (regular expression searched, case-sensitive, in the name nvidia-smi prints; GB/s;
-# a name nvidia-smi prints for such a GPU, which must match this row and no row above it). First match wins: the
-# more specific names come first. One figure per GPU (a K80 board holds two GPUs). Each figure is the vendor's
-# "GPU memory bandwidth" line of the datasheet named beside it; a name that no row matches has no nominal figure
-# (the role then fails or warns, gpu_acceptance_unknown_model), never a guessed one.
+# a name nvidia-smi prints for such a GPU, which must reach this row). _gpu_lookup.memory_bandwidth_gbps reads it: a
+# row names a GPU only where the rest of the name after its match is a memory size, memory type or form factor
+# ("NVIDIA GeForce RTX 3090 Ti" is not the RTX 3090), and the longest such match wins, then the first row. One figure
+# per GPU (a K80 board holds two GPUs). Each figure is the vendor's "GPU memory bandwidth" line of the datasheet
+# named beside it; a name that no row names has no nominal figure (the role then fails or warns,
+# gpu_acceptance_unknown_model), never a guessed one.
 MEMORY_BANDWIDTH_GBPS = (
     # NVIDIA GH200 Grace Hopper Superchip datasheet: 144GB HBM3e 4.9 TB/s; 96GB HBM3 4 TB/s.
     (r'GH200.*(?:144G|HBM3e)', 4900, 'NVIDIA GH200 144G HBM3e'),
@@ -211,7 +213,8 @@ MEMORY_BANDWIDTH_GBPS = (
     (r'P100-PCIE-12GB', 549, 'Tesla P100-PCIE-12GB'),
     (r'P100', 732, 'Tesla P100-PCIE-16GB'),
     # NVIDIA GeForce RTX 4090 and RTX 3090 specifications (memory 21 Gbps and 19.5 Gbps on a 384-bit bus): 1,008 and
-    # 936 GB/s; GeForce GTX 1660 Ti specifications (12 Gbps, 192-bit): 288 GB/s.
+    # 936 GB/s; GeForce GTX 1660 Ti specifications (12 Gbps, 192-bit): 288 GB/s. No row for the RTX 3090 Ti: its figure
+    # (21 Gbps on 384 bits in the press) was not found on an NVIDIA page, so it is an unknown model (issue 52).
     (r'RTX 4090', 1008, 'NVIDIA GeForce RTX 4090'),
     (r'RTX 3090', 936, 'NVIDIA GeForce RTX 3090'),
     (r'GTX 1660 Ti', 288, 'GeForce GTX 1660 Ti'),

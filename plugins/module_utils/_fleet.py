@@ -9,7 +9,7 @@ Markdown, HTML and console renderings are in _fleet_render.py).
 Used by the fleet_report filters (plugins/filter/fleet.py) on the control node. Standard library only.
 Host names, models, error messages and check messages come from the machines, so the report keeps them inert for
 every rendering: text on one line, with control, bidirectional and invisible characters shown escaped
-(``\\u202e``, _clean). What a host sent is read field by field: a field of the wrong type is "unreadable" in its
+(``\\u202e``, clean_text). What a host sent is read field by field: a field of the wrong type is "unreadable" in its
 record, never a traceback; a report of the wrong types is refused with FleetReportError naming the part
 (check_report, which every renderer calls first).
 
@@ -55,7 +55,7 @@ class FleetReportError(ValueError):
     """The input is not what the report is built from (or not a report). The message is cleaned as report text is."""
 
     def __init__(self, message):
-        super(FleetReportError, self).__init__(_clean(message))
+        super(FleetReportError, self).__init__(clean_text(message))
 
 
 def _is_int(value):
@@ -99,21 +99,22 @@ def _escape_char(match):
     return '\\u%04x' % code if code <= 0xffff else '\\U%08x' % code
 
 
-def _visible(text):
+def visible_text(text):
     """``text`` with whitespace controls as spaces and the characters of _INVISIBLE_RE escaped (``\\u202e``)."""
     return _INVISIBLE_RE.sub(_escape_char, _WHITESPACE_RE.sub(' ', text))
 
 
-def _clean(value):
+def clean_text(value):
     """Text for display on one line: None as '', whitespace controls (newlines included) as one space, the other
     control, bidirectional and invisible format characters escaped (``\\u202e``), no surrounding spaces."""
     if value is None:
         return ''
-    return _visible(value if isinstance(value, str) else _text_of(value)).strip()
+    return visible_text(value if isinstance(value, str) else _text_of(value)).strip()
 
 
-def _join(values):
-    return ', '.join(_clean(v) for v in values)
+def join_text(values):
+    """The values as clean_text, joined with ', '."""
+    return ', '.join(clean_text(v) for v in values)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -141,11 +142,11 @@ def _unreachable_list(unreachable):
         else:
             raise FleetReportError('each unreachable host must be a host name or a mapping with a host key, got %s'
                                    % _short(item))
-        host = _clean(host)
+        host = clean_text(host)
         if host in seen:
             continue
         seen.add(host)
-        out.append((host, _clean(error) or 'unreachable'))
+        out.append((host, clean_text(error) or 'unreachable'))
     return out
 
 
@@ -168,7 +169,7 @@ DUPLICATE_INDEX = 'duplicate_gpu_index'
 def _what(value):
     """A value in an 'unreadable' problem: short text as it is (quoted, cleaned), anything else by its type."""
     if isinstance(value, str):
-        return _short(_clean(value), 60)
+        return _short(clean_text(value), 60)
     if value is None or isinstance(value, (bool, float)) or _is_int(value):
         return _short(value, 60)
     return _type_name(value)
@@ -192,7 +193,7 @@ class _Reader(object):
         """Text (a number is taken as its text) or None."""
         value = mapping.get(key)
         if value is None or isinstance(value, str) or _is_number(value):
-            return None if value is None else _clean(value)
+            return None if value is None else clean_text(value)
         self.note(where, _path(path, key), value, 'text', _health.WARN)
         return None
 
@@ -255,13 +256,13 @@ def _read_checks(reader, checks):
             reader.note(None, path + '.status', status, '/'.join(STATUSES), _health.FAIL)
         elif not (gpu is None or (_is_int(gpu) and gpu >= 0)):
             reader.note(None, path + '.gpu', gpu, 'null or a GPU index', _health.FAIL)
-        elif not isinstance(name, str) or not _clean(name):
+        elif not isinstance(name, str) or not clean_text(name):
             reader.note(None, path + '.check', name, 'the name of a check', _health.FAIL)
         else:
             message = check.get('message')
             if not (message is None or isinstance(message, str) or _is_number(message)):
                 message = '%s: the message is %s (unreadable)' % (name, _type_name(message))
-            out.append({'check': _clean(name), 'gpu': gpu, 'status': status, 'message': _clean(message)})
+            out.append({'check': clean_text(name), 'gpu': gpu, 'status': status, 'message': clean_text(message)})
     return out
 
 
@@ -441,13 +442,13 @@ def build(results, unreachable=None, generated=None, window=None):
     lost_hosts = set(item[0] for item in lost)
     records, reporting = [], 0
     for key in sorted(results, key=_text_of):
-        host, result = _clean(key), results[key]
+        host, result = clean_text(key), results[key]
         if host in lost_hosts:
             continue
         if result is not None and not isinstance(result, Mapping):
             raise FleetReportError('the result of %s is not a gpu_health result: %s' % (host, _type_name(result)))
         if not _usable(result):
-            lost.append((host, _clean((result or {}).get('msg')) or NO_RESULT))
+            lost.append((host, clean_text((result or {}).get('msg')) or NO_RESULT))
             lost_hosts.add(host)
             continue
         reporting += 1
@@ -467,8 +468,8 @@ def build(results, unreachable=None, generated=None, window=None):
         entry[record['status']] += 1
     by_status[UNREACHABLE] = len(lost)
     return {
-        'generated': _clean(_generated(generated)),
-        'xid_window': _clean(window) or DEFAULT_WINDOW,
+        'generated': clean_text(_generated(generated)),
+        'xid_window': clean_text(window) or DEFAULT_WINDOW,
         'hosts': {'total': reporting + len(lost), 'reporting': reporting,
                   'unreachable': [{'host': host, 'error': error} for host, error in lost]},
         'records': records,
@@ -493,7 +494,7 @@ def _check_counts(field, counts, keys=None):
         if not isinstance(key, str):
             _refuse(field + ' key', key, 'text')
         if (keys is None or key in keys) and count is not None and not (_is_int(count) and count >= 0):
-            _refuse('%s.%s' % (field, _clean(key)), count, 'a count')
+            _refuse('%s.%s' % (field, clean_text(key)), count, 'a count')
 
 
 def check_report(report):
@@ -529,7 +530,7 @@ def check_report(report):
         raise FleetReportError('the report has counts that is not {by_status, by_model}')
     _check_counts('counts.by_status', counts.get('by_status'))
     for model, entry in (counts.get('by_model') or {}).items():
-        field = 'counts.by_model[%s]' % _short(_clean(model), 60)
+        field = 'counts.by_model[%s]' % _short(clean_text(model), 60)
         if isinstance(entry, Mapping):
             _check_counts(field, entry, ('gpus',) + STATUSES)
         elif entry is not None and not (_is_int(entry) and entry >= 0):

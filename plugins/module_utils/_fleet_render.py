@@ -7,8 +7,9 @@
 
 Used by the fleet_report filters (plugins/filter/fleet.py) on the control node. Standard library only. Each
 renderer first checks the report (_fleet.check_report: FleetReportError naming the part of the wrong type). The
-machine text in it stays inert: Markdown escapes its active characters, HTML its own, braces become entities (or
-lose their Jinja2 meaning on the console), and the page runs only its own script (allowed by hash).
+machine text in it stays inert: Markdown escapes its active characters and writes a word that a renderer would
+autolink (a URL, www. name or e-mail address) as a code span (_md), HTML escapes its own, braces become entities
+(or lose their Jinja2 meaning on the console), and the page runs only its own script (allowed by hash).
 
 Private to this collection: no compatibility promise to other collections.
 """
@@ -25,7 +26,7 @@ from collections.abc import Mapping
 
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _health
 from ansible_collections.gpuops.gpu_server.plugins.module_utils._fleet import (
-    STATUSES, UNREACHABLE, FleetReportError, check_report, _clean, _join, _visible)
+    STATUSES, UNREACHABLE, FleetReportError, check_report, clean_text, join_text, visible_text)
 
 # The console summary fits one screen: at most this many lines, each at most this wide.
 CONSOLE_LINES = 25
@@ -60,7 +61,8 @@ def _status_counts(report):
 def _model_counts(report):
     """``[(model, {'gpus', 'fail', 'warn', 'ok'})]``, the most numerous model first."""
     by_model = report['counts'].get('by_model') or {}
-    rows = [(_clean(model), entry if isinstance(entry, Mapping) else {'gpus': entry}) for model, entry in by_model.items()]
+    rows = [(clean_text(model), entry if isinstance(entry, Mapping) else {'gpus': entry})
+            for model, entry in by_model.items()]
     return sorted(rows, key=lambda item: (-(item[1].get('gpus') or 0), item[0]))
 
 
@@ -69,7 +71,7 @@ def _where(record):
 
 
 def _shown(value):
-    return '?' if value is None else _clean(value)
+    return '?' if value is None else clean_text(value)
 
 
 def _pair(counts):
@@ -121,15 +123,39 @@ def to_json(report):
 
 # What Markdown acts on in a line of text or a table cell, each shown as itself with a backslash: the backslash,
 # code spans, emphasis and strikethrough, link and image syntax, the table's pipes, headings, math. The HTML
-# characters & < > become entities (no tag, no autolink, no entity of the text's own), braces too (Jinja2).
+# characters & < > become entities (no tag, no CommonMark <...> autolink, no entity of the text's own), braces too
+# (Jinja2).
 _MD_ACTIVE_RE = re.compile(r'([\\`*_~\[\]()!|#$])')
+# A word (a run without spaces) that a Markdown renderer could make a link of although it holds no link syntax: the
+# extended autolinks of GitHub Flavored Markdown (www., http://, https://, ftp://, e-mail addresses, mailto: and
+# xmpp:; spec 0.29-gfm, section 6.9) and the protocol-relative //host of linkify-it. Escapes and entities do not stop
+# them: cmark-gfm finds e-mail addresses in the text after its escapes and entities are resolved (a\@b.c is still a
+# mailto: link), so such a word is written as a code span, which no renderer links. Matched in any case, wider than
+# the renderers (which take www. in lower case only). A bare domain (example.com) is no GFM autolink and stays text.
+_MD_LINKABLE_RE = re.compile(r'@|www\.|//|(?:https?|ftp|mailto|xmpp):', re.IGNORECASE)
+# What a code span cannot hold as itself: its own delimiter, the table's pipe (GFM splits cells before code spans,
+# and a \| inside one is shown with its backslash outside a table) and braces (Jinja2; an entity in a code span is
+# shown as its text). Each is written outside the code span, escaped as above; none is part of what starts an
+# autolink (@, www., //, scheme:), so each start lies whole in one part between them.
+_MD_CODE_SPLIT_RE = re.compile(r'([`|{}]+)')
+_MD_WORD_RE = re.compile(r'(\s+)')
+
+
+def _md_plain(text):
+    return html.escape(_MD_ACTIVE_RE.sub(r'\\\1', text), quote=False).translate(_BRACES)
+
+
+def _md_word(word):
+    return ''.join(_md_plain(part) if _MD_CODE_SPLIT_RE.match(part) or not _MD_LINKABLE_RE.search(part)
+                   else '`%s`' % part for part in _MD_CODE_SPLIT_RE.split(word) if part)
 
 
 def _md(value):
-    """Markdown text for a table cell or a line, on one line: no link, image, emphasis, code, HTML or pipe of its
-    own (``[x](http://e)`` stays text); '-' when empty."""
-    text = _MD_ACTIVE_RE.sub(r'\\\1', _clean(value))
-    return html.escape(text, quote=False).translate(_BRACES) or '-'
+    """Markdown text for a table cell or a line, on one line, inert: no link, autolink, image, emphasis, code, HTML,
+    heading or pipe of its own (``[x](http://e)`` stays text; a word a renderer would autolink, such as
+    ``www.example.com``, ``https://e`` or ``root@10.0.0.5``, is a code span); '-' when empty. The one escaper of
+    every value in the Markdown report."""
+    return ''.join(_md_word(word) for word in _MD_WORD_RE.split(clean_text(value)) if word) or '-'
 
 
 def to_markdown(report):
@@ -166,8 +192,8 @@ def to_markdown(report):
         for r in sick:
             lines.append('| %s | %s | %s | %s | %s | %s | %s | %s |' % (
                 _md(r['status']), _md(r['host']), '-' if r.get('gpu') is None else _md(r['gpu']), _md(r.get('model')),
-                _md(r.get('pci_bus_id')), _md(_join(r.get('failing') or [])),
-                '<br>'.join(_md(p) for p in r.get('problems') or []) or '-', _md(_join(r.get('xid') or []))))
+                _md(r.get('pci_bus_id')), _md(join_text(r.get('failing') or [])),
+                '<br>'.join(_md(p) for p in r.get('problems') or []) or '-', _md(join_text(r.get('xid') or []))))
     else:
         lines.append('None.')
     gpus = _gpu_records(report)
@@ -263,7 +289,7 @@ _COLUMNS = ('Status', 'Host', 'GPU', 'Model', 'Architecture', 'Driver', 'CUDA', 
 
 def _h(value):
     """Escaped text for an HTML element or attribute (braces too)."""
-    return html.escape(_clean(value), quote=True).translate(_BRACES)
+    return html.escape(clean_text(value), quote=True).translate(_BRACES)
 
 
 def _td(value, sort=None, numeric=False, css=None):
@@ -284,7 +310,7 @@ def _first_known(counts):
 
 
 def _row_html(order, record):
-    status = _clean(record['status'])
+    status = clean_text(record['status'])
     # The sort key of the status cell: 0 for the worst status, so that ascending order is the sick first.
     rank = _health.SEVERITY[STATUSES[0]] - _health.SEVERITY.get(status, _health.SEVERITY[STATUSES[0]] + 1)
     pages, remap = record.get('retired_pages'), record.get('remapped_rows')
@@ -292,7 +318,7 @@ def _row_html(order, record):
     remap_total = sum(v for v in (remap.get('correctable'), remap.get('uncorrectable')) if isinstance(v, int)) \
         if isinstance(remap, Mapping) else None
     problems = record.get('problems') or []
-    failing = _join(record.get('failing') or [])
+    failing = join_text(record.get('failing') or [])
     cells = [
         '<td data-sort="%d">%s</td>' % (rank, _badge(status)),
         _td(record['host']),
@@ -309,7 +335,7 @@ def _row_html(order, record):
         _td(_retired(pages), sort=pages_total, numeric=True),
         _td(_remapped(remap), sort=remap_total),
         _td(record.get('pcie'), css='degraded' if record.get('pcie_degraded') else None),
-        _td(_join(record.get('xid') or [])),
+        _td(join_text(record.get('xid') or [])),
         '<td class="problems" data-sort="%s">%s</td>' % (
             _h(failing), ''.join('<div>%s</div>' % _h(p) for p in problems) or _DASH),
     ]
@@ -359,19 +385,19 @@ def to_html(report):
 
 
 def _cut(line):
-    line = _JINJA_RE.sub('{ ', _visible(line))
+    line = _JINJA_RE.sub('{ ', visible_text(line))
     return line if len(line) <= CONSOLE_WIDTH else line[:CONSOLE_WIDTH - 3] + '...'
 
 
 def console_summary(report):
     """At most CONSOLE_LINES lines: totals, counts, the GPUs that are not ok (first problem each), unreachable hosts."""
     check_report(report)
-    lines = ['GPU fleet report: %s; Xid window: %s' % (_headline(report), _clean(report['xid_window'])),
+    lines = ['GPU fleet report: %s; Xid window: %s' % (_headline(report), clean_text(report['xid_window'])),
              'Status: %s' % ', '.join('%s %s' % (n, s) for s, n in _status_counts(report))]
     models = _model_counts(report)
     for model, entry in models[:_CONSOLE_MODELS]:
         split = ', '.join('%d %s' % (entry.get(s, 0), s) for s in STATUSES if entry.get(s))
-        lines.append('  %s: %s%s' % (_clean(model), _plural(entry.get('gpus') or 0, 'GPU'),
+        lines.append('  %s: %s%s' % (clean_text(model), _plural(entry.get('gpus') or 0, 'GPU'),
                                      ' (%s)' % split if split else ''))
     if len(models) > _CONSOLE_MODELS:
         lines.append('  ... %d more models' % (len(models) - _CONSOLE_MODELS))
@@ -379,7 +405,8 @@ def console_summary(report):
     tail = []
     if lost:
         tail.append('Unreachable hosts (%d):' % len(lost))
-        tail.extend('  %s: %s' % (_clean(h.get('host')), _clean(h.get('error'))) for h in lost[:_CONSOLE_UNREACHABLE])
+        tail.extend('  %s: %s' % (clean_text(h.get('host')), clean_text(h.get('error')))
+                    for h in lost[:_CONSOLE_UNREACHABLE])
         if len(lost) > _CONSOLE_UNREACHABLE:
             tail.append('  ... %d more unreachable hosts' % (len(lost) - _CONSOLE_UNREACHABLE))
     sick = _sick(report)
@@ -389,9 +416,10 @@ def console_summary(report):
         lines.append('Not ok (%d):' % len(sick))
         for r in shown:
             problems = r.get('problems') or []
-            first = _clean(problems[0]) if problems else _join(r.get('failing') or [])
+            first = clean_text(problems[0]) if problems else join_text(r.get('failing') or [])
             more = ' (+%d more)' % (len(problems) - 1) if len(problems) > 1 else ''
-            lines.append('  %s %s %s: %s%s' % (_clean(r['status']).upper(), _clean(r['host']), _where(r), first, more))
+            lines.append('  %s %s %s: %s%s' % (clean_text(r['status']).upper(), clean_text(r['host']), _where(r),
+                                               first, more))
         if len(shown) < len(sick):
             lines.append('  ... %d more not ok: see the report' % (len(sick) - len(shown)))
     else:

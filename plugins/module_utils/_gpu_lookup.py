@@ -4,7 +4,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 
 """Exact lookups over _data_gpu.py: a PCI vendor:device id to its product and architecture, a chip code name
-(``GP108``) or a product name (``NVIDIA H100 80GB HBM3``) to its architecture.
+(``GP108``) or a product name (``NVIDIA H100 80GB HBM3``) to its architecture, a product name to its nominal
+device-memory bandwidth (the most specific row that names the whole model, never a shorter model's row).
 
 Beside the data, not in _compat.py, so that the PCI reader (_pci.py) names devices without the compatibility
 logic. Never raises: what is not a string or not known is None.
@@ -17,7 +18,8 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.gpuops.gpu_server.plugins.module_utils._data_gpu import CHIP_PREFIXES, PCI_IDS, PRODUCT_PATTERNS
+from ansible_collections.gpuops.gpu_server.plugins.module_utils._data_gpu import (
+    CHIP_PREFIXES, MEMORY_BANDWIDTH_GBPS, PCI_IDS, PRODUCT_PATTERNS)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -74,3 +76,38 @@ def product_architecture(name):
         if pattern.search(name):
             return arch
     return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Product name -> nominal device-memory bandwidth (MEMORY_BANDWIDTH_GBPS)
+# ---------------------------------------------------------------------------------------------
+
+# What may follow a model in the name nvidia-smi prints and still be that model: its memory size (80GB, 144G), memory
+# type (HBM3, HBM3e, GDDR6X) and form factor (PCIe, SXM4, NVL), each after a space or hyphen ("NVIDIA A100-SXM4-40GB",
+# "NVIDIA H100 80GB HBM3", "NVIDIA H200 NVL"). A variant whose figure differs has a longer row of its own, which wins.
+# Anything else makes another model: "Ti", "SUPER", "D", "Laptop GPU", "Max-Q", "Active", or a letter joined to the
+# number (V100S, B200A).
+_VARIANT_TAIL_RE = re.compile(r'(?:[\s-]+(?:[0-9]+(?:\.[0-9]+)?GB?|HBM[0-9]e?|GDDR[0-9]+X?|PCIe|SXM[0-9]?|NVL))*'
+                              r'[\s-]*\Z', re.IGNORECASE | re.ASCII)
+_BANDWIDTH_RES = tuple((re.compile(pattern), gbps) for pattern, gbps, _example in MEMORY_BANDWIDTH_GBPS)
+
+
+def memory_bandwidth_gbps(name, table=None):
+    """The nominal device-memory bandwidth (GB/s) of a GPU named as nvidia-smi prints it, or None for a model that no
+    row names.
+
+    A row names the model where its pattern matches and what follows the match in the name is only a memory size,
+    memory type or form factor (_VARIANT_TAIL_RE): "NVIDIA GeForce RTX 3090 Ti" is not the RTX 3090, and a model
+    without a row of its own has no figure rather than a shorter name's. Of the rows that name it, the longest match
+    wins (the most specific: "H100 PCIe" over "H100"), then the first in the table. ``table``: rows as
+    MEMORY_BANDWIDTH_GBPS (default that table)."""
+    if not isinstance(name, str):
+        return None
+    rows = _BANDWIDTH_RES if table is None else tuple((re.compile(p), g) for p, g, _e in table)
+    best_length, best = -1, None
+    for pattern, gbps in rows:
+        for match in pattern.finditer(name):
+            length = match.end() - match.start()
+            if length > best_length and _VARIANT_TAIL_RE.match(name, match.end()):
+                best_length, best = length, gbps
+    return best

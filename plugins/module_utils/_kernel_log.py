@@ -7,7 +7,8 @@
 
 :func:`parse` reads any text without raising: a line that is not an Xid line is skipped, and an Xid line whose
 code is no number this module can read (more than XID_CODE_MAX_DIGITS ASCII digits) is kept, with code None,
-as a ``warn`` event. Digits are ASCII digits only.
+as a ``warn`` event; one whose PCI address is none (a device above 1f) is kept with pci None (host-wide). Digits
+are ASCII digits only.
 """
 
 from __future__ import (absolute_import, division, print_function)
@@ -40,7 +41,18 @@ _TIME_PATTERNS = (
     # journalctl -o short / short-precise, syslog
     re.compile(r'(?P<time>[A-Z][a-z]{2} +\d{1,2} \d{2}:\d{2}:\d{2}(?:\.\d+)?)', re.ASCII),
 )
-_HOST_RE = re.compile(r'\s(?P<host>[^\s:]+) kernel:\s*$', re.ASCII)
+# The host name journalctl prints before "kernel:": printable ASCII without ':' (a host name is 253 characters at
+# most), so that no control character or megabyte of junk becomes an event's host.
+_HOST_RE = re.compile(r'\s(?P<host>[!-9;-~]{1,253}) kernel:\s*$', re.ASCII)
+
+# What an event carries of its line: the text after the code at most XID_TEXT_MAX characters, the whole line at most
+# XID_LINE_MAX, each then cut with TRUNCATED_MARK naming how much was left out, so that a huge kernel log line cannot
+# bloat the facts, the health result or the fleet report. NVIDIA's own Xid texts are under 200 characters.
+XID_TEXT_MAX = 512
+XID_LINE_MAX = 1024
+TRUNCATED_MARK = ' [... %d more characters]'
+# Control characters (C0, DEL, C1) are dropped from an event's text and line; a tab becomes a space.
+_CONTROL_RE = re.compile('[\x00-\x08\x0a-\x1f\x7f-\x9f]')
 
 
 class KernelLogError(ValueError):
@@ -66,16 +78,55 @@ def _header_time(header):
     return None
 
 
+# A PCI address as the kernel, sysfs, lspci and nvidia-smi write it: [domain:]bus:device[.function], the domain of
+# 4 to 8 hex digits (lspci -D and sysfs 4, or 5 for a VMD domain such as 10000; nvidia-smi 8), 0000 when absent
+# (lspci without -D); the device 00-1f (5 bits) and the function 0-7 (PCI Local Bus Specification, configuration
+# address). Either case; blanks around it are dropped, nothing else is taken.
+_PCI_ADDRESS_RE = re.compile(r'(?:(?P<domain>[0-9a-f]{4,8}):)?(?P<bus>[0-9a-f]{2}):(?P<device>[01][0-9a-f])'
+                             r'(?:\.(?P<function>[0-7]))?\Z', re.IGNORECASE | re.ASCII)
+
+
+class PciAddressError(ValueError):
+    """Text that is no PCI address; the message shows it."""
+
+
+def parse_pci(pci):
+    """``(domain, bus, device, function)`` of a PCI address: ints, function None when the address names only the
+    device (``0000:3b:00``, as an Xid line does). Raises PciAddressError for anything else (not text, junk)."""
+    if not isinstance(pci, str):
+        raise PciAddressError('a PCI address is text such as 0000:3b:00.0, got %s' % type(pci).__name__)
+    m = _PCI_ADDRESS_RE.match(pci.strip(' \t\r\n'))
+    if not m:
+        shown = repr(pci) if len(pci) <= 40 else repr(pci[:37]) + '...'
+        raise PciAddressError('%s is not a PCI address: expected [domain:]bus:device[.function] in hex, such as '
+                              '0000:3b:00.0 or 3b:00.0' % shown)
+    function = m.group('function')
+    return (int(m.group('domain') or '0', 16), int(m.group('bus'), 16), int(m.group('device'), 16),
+            None if function is None else int(function))
+
+
 def normalize_pci(pci):
-    """``0000:3B:00`` -> ``0000:3b:00``; ``00000000:3b:00.0`` -> ``0000:3b:00`` (Xid names the device, not the function)."""
-    parts = pci.lower().split(':')
-    domain = '%04x' % int(parts[0], 16)
-    device = parts[2].split('.')[0]
-    return '%s:%s:%s' % (domain, parts[1], device)
+    """The device a PCI address names, as Xid events carry it: ``0000:3B:00`` -> ``0000:3b:00``;
+    ``00000000:3b:00.0`` and ``3b:00.0`` -> ``0000:3b:00`` (no domain: 0000; Xid names the device, not the function).
+    Raises PciAddressError for what is no PCI address."""
+    domain, bus, device, _function = parse_pci(pci)
+    return '%04x:%02x:%02x' % (domain, bus, device)
+
+
+def bounded_text(text, limit):
+    """``text`` without control characters (a tab as a space), stripped, and at most ``limit`` characters followed
+    by TRUNCATED_MARK when it was longer."""
+    text = _CONTROL_RE.sub('', text.replace('\t', ' ')).strip()
+    if len(text) <= limit:
+        return text
+    return text[:limit].rstrip() + TRUNCATED_MARK % (len(text) - limit)
 
 
 def parse(text):
     """Every Xid line in ``text`` -> dicts ``{time, host, pci, code, status, description, text, line}``.
+
+    ``text`` (after the code) and ``line`` are bounded (XID_TEXT_MAX, XID_LINE_MAX, see bounded_text) and hold no
+    control character.
 
     ``text``: str, bytes (read as UTF-8) or None. ``code`` is None when the line's code cannot be read.
     Raises KernelLogError for anything else than text; never for what the text says.
@@ -97,24 +148,30 @@ def parse(text):
         code = int(digits) if len(digits) <= XID_CODE_MAX_DIGITS else None
         status, description = classify(code)
         host = _HOST_RE.search(header)
+        try:
+            pci = normalize_pci(m.group('pci'))
+        except PciAddressError:
+            pci = None                               # no device this event can be tied to: it counts host-wide
         events.append({
             'time': _header_time(header),
             'host': host.group('host') if host else None,
-            'pci': normalize_pci(m.group('pci')),
+            'pci': pci,
             'code': code,
             'status': status,
             'description': description,
-            'text': m.group('text').strip(),
-            'line': line.strip(),
+            'text': bounded_text(m.group('text'), XID_TEXT_MAX),
+            'line': bounded_text(line, XID_LINE_MAX),
         })
     return events
 
 
 def matches_gpu(event_pci, gpu_bus_id):
-    """Whether an Xid's PCI id (``0000:3b:00``) names the GPU at ``0000:3b:00.0``."""
-    if not event_pci or not gpu_bus_id:
+    """Whether an Xid's PCI id (``0000:3b:00``) names the GPU at ``gpu_bus_id`` (``0000:3b:00.0``, or as nvidia-smi
+    prints it, ``00000000:3B:00.0``): the same domain, bus and device. False when either is no PCI address."""
+    try:
+        return parse_pci(event_pci)[:3] == parse_pci(gpu_bus_id)[:3]
+    except PciAddressError:
         return False
-    return gpu_bus_id.lower().startswith(event_pci.lower() + '.') or gpu_bus_id.lower() == event_pci.lower()
 
 
 # A saved kernel log is a few MB at most; more is not a log this module should hold in memory.

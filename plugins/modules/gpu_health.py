@@ -147,6 +147,10 @@ xid_events:
     - The Xid events found in the kernel log.
     - C(code) is null for an Xid line whose code is no number this module can read (more than 9 digits); such an
       event warns. Codes are read from ASCII digits only.
+    - C(pci) is the device (V(0000:3b:00)), null where the line names no PCI address (the event then counts for the
+      host, not a GPU).
+    - C(text) is the rest of the line after the code, without control characters, at most 512 characters followed
+      by V( [... N more characters]) where the line was longer.
   type: list
   elements: dict
   returned: always

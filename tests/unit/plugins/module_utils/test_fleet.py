@@ -12,6 +12,7 @@ import base64
 import copy
 import datetime
 import hashlib
+import html as html_module
 import json
 import re
 import shutil
@@ -27,6 +28,7 @@ from ansible_collections.gpuops.gpu_server.plugins.module_utils import _health
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _kernel_log
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _nvidia_smi
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _pci
+from ansible_collections.gpuops.gpu_server.tests.support import markdown as markdown_check
 from ansible_collections.gpuops.gpu_server.tests.unit.conftest import fixture_path, load_yaml, read_fixture
 
 GENERATED = '2025-02-23T17:00:00+00:00'
@@ -552,54 +554,111 @@ def renderings(report):
             'records': json.dumps(report, ensure_ascii=False)}
 
 
-def unescaped(markdown):
-    """The Markdown text without its backslash escapes (each escaped character is plain text)."""
-    return re.sub(r'\\.', '', markdown)
-
-
-def rendered_markdown(text):
-    """The HTML a CommonMark renderer with GitHub tables makes of ``text`` (markdown-it-py, a ansible-lint dependency)."""
-    markdown_it = pytest.importorskip('markdown_it')
-    return markdown_it.MarkdownIt('commonmark').enable(['table', 'strikethrough']).render(text)
-
-
-class Tags(HTMLParser):
-    def __init__(self):
-        HTMLParser.__init__(self, convert_charrefs=True)
-        self.tags, self.attrs = set(), set()
-
-    def handle_starttag(self, tag, attrs):
-        self.tags.add(tag)
-        self.attrs.update(name for name, value in attrs)
-
-
-def tags_of(page):
-    parser = Tags()
-    parser.feed(page)
-    parser.close()
-    return parser
-
-
 @pytest.mark.parametrize('text', MARKDOWN_ACTIVE)
 def test_markdown_keeps_link_and_image_syntax_as_text(text):
     markdown = _fleet_render.to_markdown(hostile_report(text))
-    plain = unescaped(markdown)
+    plain = markdown_check.plain(markdown)
     assert '](' not in plain and '![' not in plain and '][' not in plain, markdown
     for char in '[]`*_~!$':
         assert char not in plain, (char, markdown)
     assert not re.search(r'<(?!br>)', plain), markdown       # no tag but the report's own <br>
     assert not [line for line in markdown.splitlines() if line.startswith('#') and not line.startswith(('# GPU', '## '))]
-    html = rendered_markdown(markdown)
-    assert tags_of(html).tags <= MARKDOWN_TAGS, html
-    assert '<a ' not in html and '<img' not in html and '<code>' not in html and '<em>' not in html
+    found = markdown_check.assert_renders_inert(markdown, MARKDOWN_TAGS)
+    assert not found.tags & {'a', 'img', 'em', 'strong', 'del'}, markdown
 
 
 def test_markdown_shows_the_text_as_it_was():
     """Rendered, every escaped value reads as it came, the link syntax included (as text)."""
-    report = hostile_report('[click](http://evil) ![x](http://e/t.png) a_b *c* `d` | \\ #')
-    html = rendered_markdown(_fleet_render.to_markdown(report))
-    assert 'H200 [click](http://evil) ![x](http://e/t.png) a_b *c* `d` | \\ # end' in html
-    assert '<td>gpu [click](http://evil)' in html
+    text = '[click](http://evil) ![x](http://e/t.png) a_b *c* `d` | \\ # root@10.0.0.5: www.e.com {{ x }}'
+    html = markdown_check.gfm(_fleet_render.to_markdown(hostile_report(text)))
+    shown = ''.join(markdown_check.elements(html).text)
+    assert 'H200 %s end' % text in shown
+    assert 'gpu %s 01' % text in shown
+
+
+# What GitHub Flavored Markdown links without any link syntax (spec 0.29-gfm, 6.9 "Autolinks (extension)"), and
+# CommonMark's <...> autolinks, alone and among the characters that an escaper must keep outside a code span.
+AUTOLINKS = ['www.evil.example', 'www.evil.example/a?b=c', '(www.evil.example)', '*www.evil.example*',
+             'WWW.evil.example', 'http://evil.example', 'https://evil.example/x', 'HTTPS://EVIL.EXAMPLE',
+             'ftp://evil.example/f',
+             'ops@evil.example', 'a.b+c-d_e@evil.example', 'root@10.0.0.5:',
+             'ssh: root@gpu01.example: Permission denied',
+             'mailto:ops@evil.example', 'xmpp:ops@evil.example/resource', '<http://evil.example>', '<ops@evil.example>',
+             '//evil.example/x', 'a|https://evil.example|b', 'x{{www.evil.example}}y', '`https://evil.example`',
+             'http://evil.example/\\', 'www.evil.example\\|x', 'https://evil.example/<script>',
+             'http://evil.example/&amp;', 'ops\\@evil.example', 'ops&#64;evil.example', 'http&#58;//evil.example',
+             'go to\u00a0https://evil.example\u3000now', 'https://evil.example\u202e/x', 'a@b.c\n| injected | row |']
+
+
+def autolink_report(text):
+    """hostile_report with ``text`` also as a problem of a second check, so a cell holds two problems."""
+    report = hostile_report(text)
+    sick = [r for r in report['records'] if r['gpu'] == 0][0]
+    sick['problems'].append('second %s problem' % text)
+    return report
+
+
+def markdown_cells(markdown):
+    """The number of cells of each table row, per table (an escaped pipe is text)."""
+    tables, table = [], []
+    for line in markdown.splitlines() + ['']:
+        if line.startswith('|'):
+            table.append(len(re.findall(r'(?<!\\)\|', re.sub(r'\\\\', '', line))))
+        elif table:
+            tables.append(table)
+            table = []
+    return tables
+
+
+def assert_no_autolink(text):
+    markdown = _fleet_render.to_markdown(autolink_report(text))
+    found = markdown_check.assert_renders_inert(markdown, MARKDOWN_TAGS)
+    assert 'a' not in found.tags, markdown
+    assert all(len(set(cells)) == 1 for cells in markdown_cells(markdown)), markdown
+    shown = ''.join(found.text)
+    assert _fleet.clean_text('H200 %s end' % text) in shown, (shown, markdown)
+
+
+@pytest.mark.parametrize('text', AUTOLINKS)
+def test_markdown_never_autolinks_machine_text(text):
+    """GitHub's own renderer makes no link of a bare URL, www. name or e-mail address in any value, nor of a <...>
+    autolink; the tables keep their columns; the text reads as it came."""
+    assert_no_autolink(text)
+
+
+def test_negative_control_the_escapes_alone_let_github_autolink(monkeypatch):
+    """The check above catches the old escaper (backslash escapes and entities only): cmark-gfm finds an e-mail
+    address after they are resolved, and www. names and URLs hold nothing to escape."""
+    def old_md(value):
+        text = _fleet_render._MD_ACTIVE_RE.sub(r'\\\1', _fleet.clean_text(value))
+        return html_module.escape(text, quote=False).translate(_fleet_render._BRACES) or '-'
+    monkeypatch.setattr(_fleet_render, '_md', old_md)
+    caught = []
+    for text in AUTOLINKS:
+        try:
+            assert_no_autolink(text)
+        except AssertionError:
+            caught.append(text)
+    # GitHub links each of these when only escaped (an e-mail address even with its @ escaped or as an entity).
+    assert set(caught) >= {'www.evil.example', 'www.evil.example/a?b=c', '(www.evil.example)', '*www.evil.example*',
+                           'http://evil.example', 'https://evil.example/x', 'HTTPS://EVIL.EXAMPLE',
+                           'ftp://evil.example/f', 'ops@evil.example', 'a.b+c-d_e@evil.example',
+                           'ssh: root@gpu01.example: Permission denied', 'mailto:ops@evil.example',
+                           'xmpp:ops@evil.example/resource', '<ops@evil.example>', 'a|https://evil.example|b',
+                           '`https://evil.example`', 'a@b.c\n| injected | row |'}, caught
+    # Why a code span: escaping the @, or writing it as an entity, still makes a link on GitHub.
+    for spelling in ('ops\\@evil.example', 'ops&#64;evil.example', 'ops\\@evil\\.example'):
+        assert '<a href="mailto:ops@evil.example">' in markdown_check.gfm(spelling), spelling
+
+
+def test_markdown_escapes_in_one_function():
+    """Every value in the Markdown report goes through _md: a value with an address is a code span wherever it is,
+    and the words around it stay escaped text."""
+    assert _fleet_render._md('ssh: root@10.0.0.5: refused_x') == 'ssh: `root@10.0.0.5:` refused\\_x'
+    assert _fleet_render._md('a|b@c.d{x}`') == 'a\\|`b@c.d`&#123;x&#125;\\`'
+    assert _fleet_render._md('<x@y.z>') == '`<x@y.z>`' and _fleet_render._md('**www.e.com**') == '`**www.e.com**`'
+    assert _fleet_render._md('0000:3b:00.0 example.com') == '0000:3b:00.0 example.com'     # no autolink: text
+    assert _fleet_render._md('') == '-' and _fleet_render._md(None) == '-'
 
 
 @pytest.mark.parametrize('char', C1_AND_BIDI + OTHER_INVISIBLE, ids=lambda c: 'U+%04X' % ord(c))

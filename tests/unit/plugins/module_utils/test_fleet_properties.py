@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _fleet
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _fleet_render
+from ansible_collections.gpuops.gpu_server.tests.support import markdown as markdown_check
 
 GENERATED = '2025-02-23T17:00:00+00:00'
 SETTINGS = settings(max_examples=60, deadline=None, database=None,
@@ -37,7 +38,8 @@ NEVER = frozenset(C1 + BIDI + [chr(c) for c in range(0x20) if c != 0x0a] +
 SNIPPETS = ['[click](http://evil)', '![x](http://evil/track.png)', '](', '![', '[', ']', '(', ')', '!', '\\', '`',
             '*', '_', '~', '|', '#', '$', '<', '>', '&', '&amp;', '&#91;', '<script>alert(1)</script>', '</td>',
             '<img src=x onerror=alert(1)>', '"', "'", '{{ x }}', '{%', '\n', '\r\n', '\t', ' ', 'http://evil',
-            '<http://e>', '[1]: http://evil', '\\[', '\\]']
+            '<http://e>', '[1]: http://evil', '\\[', '\\]', 'www.evil.example', 'https://e.example', 'ops@e.example',
+            'mailto:a@b.c', 'xmpp:a@b.c', '@', 'www.', '//']
 JUNK_CHARS = sorted(NEVER | {'\xad', '\u2060', '\U000e0041', '\u0085', '\u009b'})
 
 text = st.lists(st.one_of(st.text(st.characters(exclude_categories=()), max_size=3), st.sampled_from(SNIPPETS),
@@ -96,6 +98,7 @@ unreachable = maybe(st.one_of(st.none(), st.lists(st.one_of(text, st.fixed_dicti
     {'host': text.filter(bool)}, optional={'error': junk, 'msg': junk})), max_size=3), st.dictionaries(text, junk, max_size=2)), 8)
 window = maybe(st.one_of(st.none(), text, st.integers(), st.floats()), 8)
 
+MARKDOWN_TAGS = {'h1', 'h2', 'p', 'table', 'thead', 'tbody', 'tr', 'th', 'td', 'br'}
 PAGE_TAGS = {'html', 'head', 'meta', 'title', 'style', 'body', 'h1', 'h2', 'p', 'section', 'table', 'caption', 'thead',
              'tbody', 'tr', 'th', 'td', 'span', 'div', 'script'}
 PAGE_ATTRS = {'lang', 'charset', 'name', 'content', 'http-equiv', 'class', 'id', 'scope', 'aria-sort', 'data-sort',
@@ -140,10 +143,12 @@ def assert_clean(name, output):
 
 def assert_markdown_inert(markdown):
     assert_clean('markdown', markdown)
-    plain = re.sub(r'\\.', '', markdown)               # the escaped characters are text
+    plain = markdown_check.plain(markdown)             # escaped characters and code spans of addresses are text
     assert '](' not in plain and '![' not in plain and '[' not in plain and ']' not in plain, markdown
     assert not re.search(r'<(?!br>)', plain), markdown
     assert '`' not in plain and '*' not in plain and '{{' not in markdown
+    found = markdown_check.assert_renders_inert(markdown, MARKDOWN_TAGS)
+    assert not found.tags & {'a', 'img', 'em', 'strong', 'del'}, markdown
     # Every row of a table has as many cells as its header.
     cells = []
     for line in markdown.splitlines() + ['']:
@@ -206,7 +211,7 @@ def test_junk_host_results_give_our_error_or_an_inert_report(results, unreachabl
     # A junk result never drops its host: it has records, or it is listed as unreachable. Two names that differ only in
     # whitespace controls ('' and '\r', found by this test) are shown alike, so the total may exceed the names shown.
     named = set(r['host'] for r in report['records']) | set(h['host'] for h in report['hosts']['unreachable'])
-    assert set(_fleet._clean(host) for host in results) <= named and report['hosts']['total'] >= len(named)
+    assert set(_fleet.clean_text(host) for host in results) <= named and report['hosts']['total'] >= len(named)
 
 
 record = st.fixed_dictionaries({'host': maybe8(text), 'status': maybe8(st.sampled_from(['ok', 'warn', 'fail'])),
@@ -245,3 +250,21 @@ def test_the_renderings_of_a_junk_report_are_our_error_or_inert(report):
             assert_console_inert(out)
         else:
             assert_clean('json', out)
+
+
+CELL_TEXT = st.lists(st.one_of(st.sampled_from(SNIPPETS + ['a', 'b.c', ':', '.', '-', '+', 'http', 'mailto', 'xmpp',
+                                                           'ftp', 'ww', '{', '}', '\\u00a0', '\\\\']),
+                               st.text(st.characters(codec='utf-8'), max_size=2)), max_size=8).map(''.join)
+
+
+@settings(max_examples=400, deadline=None, database=None)
+@given(value=CELL_TEXT)
+def test_a_markdown_cell_is_inert_and_reads_as_it_came(value):
+    """Issue 52: any value, alone in a table cell of its own between two others, renders (cmark-gfm as GitHub, and
+    markdown-it-py) as its cleaned text exactly: no link, autolink, tag or extra cell."""
+    cell = _fleet_render._md(value)
+    markdown = '| a | b | c |\n| --- | --- | --- |\n| x | %s | y |\n' % cell
+    for render in (markdown_check.gfm, markdown_check.commonmark):
+        found = markdown_check.elements(render(markdown))
+        assert found.cells == ['a', 'b', 'c', 'x', _fleet.clean_text(value) or '-', 'y'], (value, cell, render)
+    markdown_check.assert_renders_inert(markdown, {'table', 'thead', 'tbody', 'tr', 'th', 'td'})

@@ -46,6 +46,64 @@ def test_matches_gpu(event_pci, bus_id, match):
     assert kl.matches_gpu(event_pci, bus_id) is match
 
 
+# Issue 52: normalize_pci('3b:00.0') raised (IndexError). Every spelling of one device, and what is none.
+@pytest.mark.parametrize('text,device', [
+    ('0000:3b:00', '0000:3b:00'), ('0000:3B:00', '0000:3b:00'), ('0000:3b:00.0', '0000:3b:00'),
+    ('3b:00.0', '0000:3b:00'), ('3B:00', '0000:3b:00'), ('3b:1f.7', '0000:3b:1f'),
+    ('00000000:3B:00.0', '0000:3b:00'), ('00000000:3b:00', '0000:3b:00'),       # nvidia-smi's 8-digit domain
+    ('0001:3b:00.0', '0001:3b:00'), ('ffff:ff:1f.7', 'ffff:ff:1f'),              # 16-bit domains
+    ('10000:e1:00.0', '10000:e1:00'), ('0001abcd:00:00.0', '1abcd:00:00'),        # VMD domains above 16 bits
+    (' 0000:3b:00.0\n', '0000:3b:00'), ('\t3b:00.0\r\n', '0000:3b:00'),          # blanks around are dropped
+])
+def test_normalize_pci_reads_every_spelling(text, device):
+    assert kl.normalize_pci(text) == device
+    assert kl.matches_gpu(device, text) and kl.matches_gpu(text, '0000:%s.3' % device[5:]) is (device[:4] == '0000')
+
+
+@pytest.mark.parametrize('junk', [
+    '', ' ', '3b', '3b:00:00:00', '0000:3b:00.8', '0000:3b:20.0', '0000:3b:ff', '000:3b:00.0', '123456789:3b:00.0',
+    '0000:3b:0.0', '0000:3b:000', '0000:3g:00', '0000-3b-00.0', '0000:3b:00.0 x', '0000:3b :00', '0000:3b:00.',
+    '0000:3b:00.0\n0000:af:00.0', 'PCI:0000:3b:00', '\u0660\u0660\u0660\u0660:3b:00', '\uff13b:00.0', '0x3b:00.0',
+    '0000:+3:00', None, 3, b'0000:3b:00', ['0000:3b:00'], 0x3b00,
+], ids=repr)
+def test_normalize_pci_refuses_what_is_no_pci_address(junk):
+    with pytest.raises(kl.PciAddressError) as e:
+        kl.normalize_pci(junk)
+    assert 'PCI address' in str(e.value) and '\n' not in str(e.value)
+    assert kl.matches_gpu(junk, '0000:3b:00.0') is False and kl.matches_gpu('0000:3b:00', junk) is False
+
+
+def test_pci_address_error_is_a_value_error_the_callers_catch():
+    assert issubclass(kl.PciAddressError, ValueError)
+    assert kl.parse_pci('00000000:3B:00.0') == (0, 0x3b, 0, 0) and kl.parse_pci('3b:01') == (0, 0x3b, 1, None)
+
+
+def test_an_xid_is_tied_to_the_gpu_nvidia_smi_names_with_its_8_digit_domain():
+    """The event says 0000:3b:00; nvidia-smi's own spelling of the GPU is 00000000:3B:00.0: the same device."""
+    events = kl.parse('NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=x, GPU has fallen off the bus.')
+    assert kl.matches_gpu(events[0]['pci'], '00000000:3B:00.0')
+    assert not kl.matches_gpu(events[0]['pci'], '00000000:3C:00.0')
+    assert not kl.matches_gpu(events[0]['pci'], '00000001:3B:00.0')
+
+
+def test_an_xid_line_with_no_pci_address_is_kept_host_wide():
+    events = kl.parse('NVRM: Xid (PCI:0000:3b:ff): 79, pid=1, name=x, GPU has fallen off the bus.')
+    assert len(events) == 1 and events[0]['pci'] is None and events[0]['code'] == 79
+
+
+def test_negative_control_the_old_normalize_pci_raised_on_the_short_form():
+    def old_normalize_pci(pci):
+        parts = pci.lower().split(':')
+        domain = '%04x' % int(parts[0], 16)
+        device = parts[2].split('.')[0]
+        return '%s:%s:%s' % (domain, parts[1], device)
+    with pytest.raises(IndexError):
+        old_normalize_pci('3b:00.0')
+    assert old_normalize_pci('0000:3b:00.0 x') == '0000:3b:00'            # and took junk after it as the device
+    assert old_normalize_pci('0000:3b:zz') == '0000:3b:zz'
+    assert not '00000000:3b:00.0'.startswith('0000:3b:00' + '.')           # the old matches_gpu's prefix test
+
+
 def test_read_prefers_journalctl(tmp_path):
     journal = make_executable(tmp_path, 'journalctl', stdout_file=str(tmp_path / 'x'), rc=0)
     (tmp_path / 'x').write_text(read_fixture('kernel_log', 'journal_short_iso.txt'))
@@ -218,3 +276,58 @@ def test_parse_reads_bytes_and_nothing(text):
 def test_parse_refuses_what_is_not_text(text):
     with pytest.raises(kl.KernelLogError, match='is text'):
         kl.parse(text)
+
+
+# Issue 52: an Xid line's text was unbounded, and carried control characters into facts and reports.
+XID = 'Feb 23 16:24:18 gpu01 kernel: NVRM: Xid (PCI:0000:3b:00): 79, '
+
+
+@pytest.mark.parametrize('size', [kl.XID_TEXT_MAX - 1, kl.XID_TEXT_MAX, kl.XID_TEXT_MAX + 1, 5000, 4 * 1024 * 1024])
+def test_an_xid_text_is_capped_with_a_mark_naming_what_was_cut(size):
+    tail = ('pid=1, name=x, ' + 'A' * size)[:size]
+    event = kl.parse(XID + tail)[0]
+    if size <= kl.XID_TEXT_MAX:
+        assert event['text'] == tail
+    else:
+        assert event['text'] == tail[:kl.XID_TEXT_MAX] + ' [... %d more characters]' % (size - kl.XID_TEXT_MAX)
+    assert len(event['text']) <= kl.XID_TEXT_MAX + len(kl.TRUNCATED_MARK % size)
+    assert len(event['line']) <= kl.XID_LINE_MAX + len(kl.TRUNCATED_MARK % (size + len(XID)))
+    assert event['code'] == 79 and event['pci'] == '0000:3b:00' and event['host'] == 'gpu01'
+
+
+def test_a_flood_of_huge_xid_lines_stays_bounded_per_event():
+    """200 Xid lines of 100,000 characters each (20 MB of text went into the events before): each event holds at
+    most the caps, about 1,600 characters, whatever the lines' length."""
+    line = XID + 'x' * 100000
+    events = kl.parse('\n'.join([line] * 200))
+    assert len(events) == 200
+    assert max(len(e['text']) + len(e['line']) for e in events) < kl.XID_TEXT_MAX + kl.XID_LINE_MAX + 80
+
+
+CONTROLS = [chr(c) for c in range(0x20) if c not in (0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x1c, 0x1d, 0x1e)] + \
+    ['\x7f'] + [chr(c) for c in range(0x80, 0xa0) if c != 0x85]
+
+
+@pytest.mark.parametrize('char', CONTROLS, ids=lambda c: 'U+%04X' % ord(c))
+def test_control_characters_are_dropped_from_the_text_and_line(char):
+    event = kl.parse(XID + 'GPU has%s fallen\toff the bus.%s' % (char, char))[0]
+    assert event['text'] == 'GPU has fallen off the bus.'
+    assert char not in event['line'] and '\t' not in event['line']
+
+
+@pytest.mark.parametrize('header,host', [
+    ('Feb 23 16:24:18 gpu01 kernel: ', 'gpu01'), ('Feb 23 16:24:18 gpu-01.example kernel: ', 'gpu-01.example'),
+    ('Feb 23 16:24:18 %s kernel: ' % ('h' * 253), 'h' * 253), ('Feb 23 16:24:18 %s kernel: ' % ('h' * 254), None),
+    ('Feb 23 16:24:18 gpu\x1b[31m01 kernel: ', None), ('Feb 23 16:24:18 gpu\u202e01 kernel: ', None),
+])
+def test_the_host_is_a_bounded_printable_name(header, host):
+    assert kl.parse(header + 'NVRM: Xid (PCI:0000:3b:00): 79, x')[0]['host'] == host
+
+
+def test_negative_control_the_old_text_was_the_whole_tail():
+    """The check above fails on the old text (the rest of the line, stripped): every character of it was kept."""
+    tail = 'y' * 100000 + '\x1b[2J'
+    m = kl._XID_RE.search(XID + tail)
+    old_text = m.group('text').strip()
+    assert len(old_text) == len(tail) and '\x1b' in old_text
+    assert kl.bounded_text(tail, kl.XID_TEXT_MAX) != old_text

@@ -63,7 +63,9 @@ def _check_events(events):
         assert code is None or (isinstance(code, int) and not isinstance(code, bool) and 0 <= code < 10 ** kl.XID_CODE_MAX_DIGITS)
         assert event['status'] in ('ok', 'warn', 'fail')
         assert (code is None) <= (event['status'] == 'warn')
-        assert PCI_RE.match(event['pci']), event['pci']
+        # A device above 1f is no PCI address: the event is kept, with no device (host-wide).
+        assert PCI_RE.match(event['pci']) if event['pci'] is not None else \
+            re.search(r'Xid \((?:PCI:)?[0-9a-fA-F]+:[0-9a-fA-F]{2}:[2-9a-fA-F]', event['line']), event
         for key in ('time', 'host'):
             assert event[key] is None or isinstance(event[key], str)
         assert isinstance(event['text'], str) and event['text'] == event['text'].strip()
