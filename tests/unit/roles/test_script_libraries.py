@@ -80,8 +80,8 @@ def tree(top):
             if stat.S_ISREG(st.st_mode):
                 with open(path, 'rb') as f:
                     content = f.read()
-            found[os.path.relpath(path, top)] = (stat.S_IFMT(st.st_mode), stat.S_IMODE(st.st_mode), st.st_uid,
-                                                st.st_gid, content)
+            found[os.path.relpath(path, top)] = (
+                stat.S_IFMT(st.st_mode), stat.S_IMODE(st.st_mode), st.st_uid, st.st_gid, content)
     return found
 
 

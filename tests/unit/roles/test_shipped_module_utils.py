@@ -149,8 +149,8 @@ def hand_copies(files, variables):
             writers = WRITERS & set(task)
             if not writers:
                 continue
-            text = str([task[module] for module in writers] + [task.get(key) for key in
-                                                                ('loop', 'with_items', 'vars', 'args')])
+            keys = ('loop', 'with_items', 'vars', 'args')
+            text = str([task[module] for module in writers] + [task.get(key) for key in keys])
             if 'module_utils' in text or set(_VAR.findall(text)) & tainted:
                 found.add((path, task.get('name')))
     return found
