@@ -32,6 +32,8 @@ IP_PATTERN = re.compile(r'[0-9.]+|[0-9a-fA-F]*:[0-9a-fA-F:.]*', re.ASCII)
 _LABEL = r'[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?'
 HOST_NAME = re.compile(r'%s(?:\.%s)*' % (_LABEL, _LABEL), re.ASCII)
 _MISSING = object()
+
+
 def _get(value, *keys):
     """VALUE[key][key]...: _MISSING where a level is not a mapping or lacks the key."""
     for key in keys:
@@ -199,9 +201,9 @@ def name_problems(hosts, host_variables, prefix='training_cluster'):
             continue
         for name, where in names:
             if not isinstance(name, str) or len(name) > 253 or not HOST_NAME.fullmatch(name):
+                on_host = ' or on the host' if 'hostname' in where else ''
                 problems.append("%s: %s %r is no host name (letters, digits, '_', '-' and dots; no spaces or line "
-                                'breaks): fix it in the inventory%s.' % (host, where, name, '' if 'hostname' not in where
-                                                                          else ' or on the host'))
+                                'breaks): fix it in the inventory%s.' % (host, where, name, on_host))
                 continue
             key = name.lower()
             if key in owner and owner[key][0] != host:
@@ -253,6 +255,6 @@ def hosts_lines(hosts, addresses, host_variables):
     out = []
     for host in members:
         variables = host_variables.get(host, {})
-        names = [name for name, _ in _written_names(host, variables, 'training_cluster')]
+        names = [pair[0] for pair in _written_names(host, variables, 'training_cluster')]
         out.append('%s %s' % (parse_address(addresses[host]), ' '.join(_unique(names))))
     return out

@@ -208,10 +208,8 @@ def expand_hostlist(text):
         raise ValueError('must be a node name or a hostlist such as gpu-cloud[1-4] (lower-case letters, digits and '
                          "'-', one bracket of ranges), got %r" % (text,))
     prefix, ranges, suffix = match.group(1), match.group(2), match.group(3) or ''
-    if ranges is None:
-        numbers = [('', None, None)]
-    else:
-        numbers = []
+    spans = []  # (first, last, width) of each range; none for a single name
+    if ranges is not None:
         total = 0
         for part in ranges.split(','):
             bounds = _RANGE.fullmatch(part)
@@ -227,23 +225,18 @@ def expand_hostlist(text):
             if total > CLOUD_MAX_NODES:
                 raise ValueError('names more than %d nodes (Slurm takes at most %d hosts in one range): split the '
                                  'group or make it smaller' % (CLOUD_MAX_NODES, CLOUD_MAX_NODES))
-            width = len(low) if low[0] == '0' else 0
-            numbers.append((None, int(low), (int(high), width)))
+            spans.append((int(low), int(high), len(low) if low[0] == '0' else 0))
+    candidates = [prefix] if ranges is None else [
+        '%s%0*d%s' % (prefix, width, n, suffix) for first, last, width in spans for n in range(first, last + 1)]
     names, seen = [], set()
-    for literal, low, rest in numbers:
-        if literal is not None:
-            candidates = [prefix]
-        else:
-            high, width = rest
-            candidates = ['%s%0*d%s' % (prefix, width, n, suffix) for n in range(low, high + 1)]
-        for name in candidates:
-            if not _NODE_NAME.fullmatch(name):
-                raise ValueError('gives the node name %r, which is no host name (at most 63 characters, not ending '
-                                 "in '-')" % (name,))
-            if name in seen:
-                raise ValueError('names %s twice' % name)
-            seen.add(name)
-            names.append(name)
+    for name in candidates:
+        if not _NODE_NAME.fullmatch(name):
+            raise ValueError('gives the node name %r, which is no host name (at most 63 characters, not ending '
+                             "in '-')" % (name,))
+        if name in seen:
+            raise ValueError('names %s twice' % name)
+        seen.add(name)
+        names.append(name)
     return names
 
 
@@ -355,10 +348,10 @@ def parse_cloud_nodes(entries, static_nodes=()):
             problems.append('%s.names %s names %s, a host of the Slurm cluster (its controller or a static compute '
                             'node): give the CLOUD nodes names of their own' % (where, group['names'], ', '.join(clash[:5])))
             continue
-        twice = [(n, owner[n]) for n in group['nodes'] if n in owner]
+        twice = [n for n in group['nodes'] if n in owner]
         if twice:
             problems.append('%s.names %s names %s, which %s already names: each node belongs to one group'
-                            % (where, group['names'], ', '.join(n for n, _ in twice[:5]), twice[0][1]))
+                            % (where, group['names'], ', '.join(twice[:5]), owner[twice[0]]))
             continue
         total += len(group['nodes'])
         if total > CLOUD_MAX_NODES:
