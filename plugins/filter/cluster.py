@@ -3,9 +3,10 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
-"""Filters cluster_member_addresses and cluster_hosts_lines (documented in their .yml files): thin wrappers of
-plugins/module_utils/_cluster.py. They read each member's variables from hostvars (or any mapping of host name to
-variables), only the ones that _cluster.py reads, each templated when it is read."""
+"""Filters cluster_member_addresses, cluster_address_problems, cluster_member_names, cluster_name_problems and
+cluster_hosts_lines (documented in their .yml files): thin wrappers of plugins/module_utils/_cluster.py. They read each
+member's variables from hostvars (or any mapping of host name to variables), only the ones that _cluster.py reads, each
+templated when it is read."""
 
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
@@ -50,12 +51,47 @@ def _variables(name, hosts, hostvars, prefix='training_cluster'):
     return out
 
 
-def cluster_member_addresses(hosts, hostvars, interface='', prefix='training_cluster'):
-    """{host: address} for HOSTS, '' where unknown (see _cluster.member_address); PREFIX: whose address variables."""
-    hosts = _hosts('cluster_member_addresses', hosts)
+def _prefix(name, prefix):
     if prefix not in _PREFIXES:
-        raise AnsibleFilterError('cluster_member_addresses: prefix must be one of %s, got %r' % (', '.join(_PREFIXES), prefix))
-    return _cluster.member_addresses(hosts, _variables('cluster_member_addresses', hosts, hostvars, prefix), interface, prefix)
+        raise AnsibleFilterError('%s: prefix must be one of %s, got %r' % (name, ', '.join(_PREFIXES), prefix))
+    return prefix
+
+
+def cluster_member_addresses(hosts, hostvars, interface='', prefix='training_cluster'):
+    """{host: address} for HOSTS, '' where unknown (see _cluster.member_address); PREFIX: whose address variables.
+    Fails where an address is no single IP address or two members share one (cluster_address_problems)."""
+    hosts = _hosts('cluster_member_addresses', hosts)
+    prefix = _prefix('cluster_member_addresses', prefix)
+    try:
+        return _cluster.member_addresses(hosts, _variables('cluster_member_addresses', hosts, hostvars, prefix),
+                                         interface, prefix)
+    except ValueError as e:
+        raise AnsibleFilterError('cluster_member_addresses: %s' % e)
+
+
+def cluster_address_problems(hosts, hostvars, interface='', prefix='training_cluster'):
+    """What is wrong with the addresses of HOSTS, a sentence each (see _cluster.address_problems); [] when nothing is."""
+    hosts = _hosts('cluster_address_problems', hosts)
+    prefix = _prefix('cluster_address_problems', prefix)
+    return _cluster.address_problems(hosts, _variables('cluster_address_problems', hosts, hostvars, prefix),
+                                     interface, prefix)
+
+
+def cluster_member_names(hosts, hostvars):
+    """{host: name} of HOSTS, each its short hostname, else its inventory name (the slurm role's NodeName); fails where
+    one is no host name or two members have one (cluster_name_problems)."""
+    hosts = _hosts('cluster_member_names', hosts)
+    try:
+        return _cluster.member_names(hosts, _variables('cluster_member_names', hosts, hostvars))
+    except ValueError as e:
+        raise AnsibleFilterError('cluster_member_names: %s' % e)
+
+
+def cluster_name_problems(hosts, hostvars, prefix='training_cluster'):
+    """What is wrong with the names HOSTS get (see _cluster.name_problems); [] when nothing is."""
+    hosts = _hosts('cluster_name_problems', hosts)
+    prefix = _prefix('cluster_name_problems', prefix)
+    return _cluster.name_problems(hosts, _variables('cluster_name_problems', hosts, hostvars), prefix)
 
 
 def cluster_hosts_lines(hosts, addresses, hostvars):
@@ -72,4 +108,6 @@ def cluster_hosts_lines(hosts, addresses, hostvars):
 
 class FilterModule(object):
     def filters(self):
-        return {'cluster_member_addresses': cluster_member_addresses, 'cluster_hosts_lines': cluster_hosts_lines}
+        return {'cluster_member_addresses': cluster_member_addresses, 'cluster_address_problems': cluster_address_problems,
+                'cluster_member_names': cluster_member_names, 'cluster_name_problems': cluster_name_problems,
+                'cluster_hosts_lines': cluster_hosts_lines}

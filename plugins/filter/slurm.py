@@ -3,7 +3,8 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
-"""Filters slurm_node_lines, slurm_gres_lines, slurm_gres, slurm_cloud_problems and slurm_cloud_config (documented in their .yml files): thin wrappers of
+"""Filters slurm_node_lines, slurm_gres_lines, slurm_gres, slurm_cloud_problems, slurm_cloud_config and
+slurm_feature_problems (documented in their .yml files): thin wrappers of
 plugins/module_utils/_slurm.py."""
 
 from __future__ import (absolute_import, division, print_function)
@@ -57,22 +58,36 @@ def slurm_gres(gpus):
     return _slurm.gres(gpus)
 
 
-def slurm_cloud_problems(entries):
-    """What is wrong with ENTRIES (the slurm role's slurm_cloud_nodes), a sentence each; [] when nothing is."""
-    return _slurm.cloud_node_problems(entries)
+def _static(name, static_nodes):
+    nodes = _list(name, static_nodes, 'static node names')
+    if any(not isinstance(n, str) for n in nodes):
+        raise AnsibleFilterError('%s: expected a list of static node names, got %r' % (name, static_nodes))
+    return nodes
 
 
-def slurm_cloud_config(entries, default_partition):
+def slurm_cloud_problems(entries, static_nodes=None):
+    """What is wrong with ENTRIES (the slurm role's slurm_cloud_nodes), a sentence each; [] when nothing is. A CLOUD
+    node among STATIC_NODES (the static nodes' names) is one."""
+    return _slurm.cloud_node_problems(entries, _static('slurm_cloud_problems', static_nodes))
+
+
+def slurm_cloud_config(entries, default_partition, static_nodes=None):
     """The CLOUD nodes of ENTRIES as slurm.conf and gres.conf lines: {nodes, gres, partitions, names}."""
     try:
-        config = _slurm.cloud_config(entries, default_partition)
+        config = _slurm.cloud_config(entries, default_partition, _static('slurm_cloud_config', static_nodes))
     except ValueError as e:
         raise AnsibleFilterError('slurm_cloud_config: %s' % e)
     config['partitions'] = [list(p) for p in config['partitions']]
     return config
 
 
+def slurm_feature_problems(features, variable='slurm_node_features'):
+    """What is wrong with FEATURES (a list of Slurm feature names, VARIABLE's value): [] or one sentence."""
+    return _slurm.feature_problems(features, '%s' % (variable,))
+
+
 class FilterModule(object):
     def filters(self):
         return {'slurm_node_lines': slurm_node_lines, 'slurm_gres_lines': slurm_gres_lines, 'slurm_gres': slurm_gres,
-                'slurm_cloud_problems': slurm_cloud_problems, 'slurm_cloud_config': slurm_cloud_config}
+                'slurm_cloud_problems': slurm_cloud_problems, 'slurm_cloud_config': slurm_cloud_config,
+                'slurm_feature_problems': slurm_feature_problems}

@@ -43,8 +43,6 @@ FACTS = {'hostname': 'node1', 'default_ipv4': {'address': '192.168.0.1'}, 'ib0':
     ({'ansible_facts': None, 'ansible_host': None}, '', ''),
     ({'ansible_facts': {'default_ipv4': {}}}, '', ''),
     ({}, '', ''),
-    # the pattern is loose: it tells host names from addresses, it does not check them
-    ({'ansible_host': 'cafe:'}, '', 'cafe:'),
 ])
 def test_member_address(variables, interface, address):
     assert cl.member_address(variables, interface) == address
@@ -74,9 +72,9 @@ def test_hosts_lines():
         '10.0.0.1 m1 node1', '10.0.0.2 m2 node2 node2b', 'fd00::4 m4 gpu4']
 
 
-def test_hosts_lines_keep_an_empty_hostname_as_it_is():
-    # As the Jinja it replaced: an empty short hostname is a name (two spaces).
-    assert cl.hosts_lines(['m5'], {'m5': '10.0.0.5'}, {'m5': {'ansible_facts': {'hostname': ''}}}) == ['10.0.0.5 m5 ']
+def test_hosts_lines_read_an_empty_hostname_as_none():
+    # An empty short hostname is no name (the Jinja it replaced wrote two spaces): the inventory name stands.
+    assert cl.hosts_lines(['m5'], {'m5': '10.0.0.5'}, {'m5': {'ansible_facts': {'hostname': ''}}}) == ['10.0.0.5 m5']
 
 
 def test_hosts_lines_member_without_address_or_variables():

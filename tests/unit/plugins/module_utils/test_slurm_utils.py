@@ -146,7 +146,7 @@ def test_cloud_config_gives_slurm_conf_and_gres_conf_lines():
 @pytest.mark.parametrize('entry, problem', [
     ({'names': 'Cloud1', 'cpus': 1, 'real_memory': 1}, 'slurm_cloud_nodes[0].names must be a node name or a hostlist'),
     ({'names': 'c[1-2', 'cpus': 1, 'real_memory': 1}, '.names must be'),
-    ({'names': 'c1', 'cpus': 0, 'real_memory': 1}, '.cpus must be a whole number of at least 1'),
+    ({'names': 'c1', 'cpus': 0, 'real_memory': 1}, '.cpus must be 1 to 65533, got 0'),
     ({'names': 'c1', 'cpus': 1, 'real_memory': 'lots'}, '.real_memory must be'),
     ({'names': 'c1', 'cpus': 1, 'real_memory': 1, 'gpus': 8}, ".gpu_type must be the GPUs' GRES type"),
     ({'names': 'c1', 'cpus': 1, 'real_memory': 1, 'gpus': 8, 'gpu_type': 'NVIDIA H200'}, '.gpu_type must be'),
@@ -162,7 +162,9 @@ def test_cloud_node_problems_name_the_entry_and_the_fix(entry, problem):
 
 def test_cloud_node_problems_pass_good_groups_and_refuse_a_group_twice():
     assert _slurm.cloud_node_problems(CLOUD) == []
-    assert _slurm.cloud_node_problems(CLOUD + CLOUD[:1]) == ['slurm_cloud_nodes[3].names gpu-cloud[1-4] is given twice']
+    assert _slurm.cloud_node_problems(CLOUD + CLOUD[:1]) == [
+        'slurm_cloud_nodes[3].names gpu-cloud[1-4] names gpu-cloud1, gpu-cloud2, gpu-cloud3, gpu-cloud4, which '
+        'slurm_cloud_nodes[0] (gpu-cloud[1-4]) already names: each node belongs to one group']
     assert _slurm.cloud_node_problems('c1') == ["slurm_cloud_nodes must be a list of node groups, got 'c1'"]
 
 
