@@ -503,8 +503,8 @@ def test_a_broken_link_is_reported(tmp_path):
     assert broken_links(doc, readme, root=str(tmp_path)) == [
         ('docs/ci-times.md', 'no such file'), ('docs/page.md#three-words', 'no such heading'),
         ('#nothing', 'no such heading'), ('../../etc/passwd', 'no such file')]
-    assert linked_pages(doc, readme, root=str(tmp_path)) == {str(tmp_path / 'docs' / 'ci-times.md'),
-                                                            str(tmp_path / 'docs' / 'page.md')}
+    pages = {str(tmp_path / 'docs' / 'ci-times.md'), str(tmp_path / 'docs' / 'page.md')}
+    assert linked_pages(doc, readme, root=str(tmp_path)) == pages
 
 
 def test_the_old_readme_is_no_front_door():
