@@ -339,7 +339,7 @@ def broken_links(doc, path, root=ROOT, read=None):
     read = read or (lambda p: open(p).read())
     found = []
     for target in relative_links(doc):
-        name, _, anchor = target.partition('#')
+        name, _sep, anchor = target.partition('#')
         dest = os.path.normpath(os.path.join(os.path.dirname(path), name)) if name else path
         if not os.path.realpath(dest).startswith(os.path.realpath(root) + os.sep) or not os.path.exists(dest):
             found.append((target, 'no such file'))
