@@ -91,6 +91,23 @@ sanity: venv ## ansible-test sanity on a copy of the collection (offline pip boo
 	git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | tar -C $(SANITY_DIR) -xf -
 	cd $(SANITY_DIR) && $(CURDIR)/$(BIN)/ansible-test sanity --requirements --python 3.11 --color no
 
+# The collection's artifact, named by galaxy.yml's version: build/gpuops-gpu_server-<version>.tar.gz, for
+# `ansible-galaxy collection install build/gpuops-gpu_server-<version>.tar.gz` (or a requirements.yml `type: file`).
+VERSION     = $(shell sed -n 's/^version: *//p' galaxy.yml)
+.PHONY: build
+build: venv-demo ## Build the collection's tarball, build/gpuops-gpu_server-<galaxy.yml's version>.tar.gz
+	@mkdir -p build
+	$(BIN)/ansible-galaxy collection build --output-path build --force .
+	@test -f build/gpuops-gpu_server-$(VERSION).tar.gz && echo "built build/gpuops-gpu_server-$(VERSION).tar.gz"
+
+# The release's notes: antsibull-changelog writes CHANGELOG.rst and changelogs/changelog.yaml from the fragments in
+# changelogs/fragments (and removes them, keep_fragments: false) for galaxy.yml's version. Run it once, on main, for a
+# release (docs/development.md, Releasing); `antsibull-changelog lint` checks the fragments without writing anything.
+.PHONY: release-notes
+release-notes: venv-demo ## Write CHANGELOG.rst for galaxy.yml's version from changelogs/fragments (a release: main only)
+	$(BIN)/antsibull-changelog lint
+	$(BIN)/antsibull-changelog release --version $(VERSION)
+
 .PHONY: galaxy-import
 galaxy-import: venv ## Build the artifact and run galaxy-importer on it (as Galaxy does on upload)
 	rm -rf build/galaxy && mkdir -p build/galaxy

@@ -11,7 +11,7 @@ DOCUMENTATION = r'''
 ---
 module: config_files
 short_description: Put several small configuration files and directories in place in one module run
-version_added: 0.1.0
+version_added: 1.0.0
 description:
   - Writes each entry of O(files) as M(ansible.builtin.copy) with C(content) would, creates directories as
     M(ansible.builtin.file) with C(state=directory) would, and removes files as C(state=absent) would, all in one

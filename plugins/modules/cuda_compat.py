@@ -11,7 +11,7 @@ DOCUMENTATION = r'''
 ---
 module: cuda_compat
 short_description: Check that a CUDA version, driver branch, kernel module flavour and PyTorch release fit the GPUs
-version_added: 0.1.0
+version_added: 1.0.0
 description:
   - Answers whether a wanted CUDA toolkit, NVIDIA driver branch, kernel module flavour (open or proprietary) and
     PyTorch release work together on a host's GPUs, before anything is installed.
@@ -99,7 +99,7 @@ options:
         checked. With V(true) it is a note instead, and the other checks treat the branch by its number alone.
     type: bool
     default: false
-    version_added: 0.3.0
+    version_added: 1.0.0
   variables:
     description:
       - "The caller's name for each subject a problem can be about, used to word RV(problems) and the failure
@@ -109,7 +109,7 @@ options:
         named as this module's option of that name."
     type: dict
     default: {}
-    version_added: 0.2.0
+    version_added: 1.0.0
   fail_on_incompatible:
     description:
       - Fail the task when a problem is found or a GPU cannot be identified (RV(verdict) is not V(compatible)),
@@ -169,7 +169,7 @@ problems:
         V(torch_version), V(architectures) or V(gpus).
       type: str
       sample: driver_branch
-      version_added: 0.2.0
+      version_added: 1.0.0
     variable:
       description: The caller's name for the subject (see O(variables)).
       type: str

@@ -11,7 +11,7 @@ DOCUMENTATION = r'''
 ---
 module: docker_daemon_config
 short_description: Merge settings into Docker's daemon.json without losing the keys others wrote
-version_added: 0.1.0
+version_added: 1.0.0
 description:
   - Reads the JSON object in O(path) (Docker's C(/etc/docker/daemon.json)), deletes the key paths listed in
     O(remove), merges O(settings) into it and writes the result back atomically, as valid JSON.

@@ -11,7 +11,7 @@ DOCUMENTATION = r'''
 ---
 module: gpu_facts
 short_description: Gather facts about NVIDIA GPUs, driver and CUDA version
-version_added: 0.1.0
+version_added: 1.0.0
 description:
   - Runs C(nvidia-smi -q -x) exactly once and returns what it reports as C(ansible_facts.nvidia),
     the driver and CUDA version and, per GPU, identity, modes, memory, temperature, power, PCIe link,

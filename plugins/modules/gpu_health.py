@@ -11,7 +11,7 @@ DOCUMENTATION = r'''
 ---
 module: gpu_health
 short_description: Check the health of NVIDIA GPUs from nvidia-smi and the kernel log
-version_added: 0.1.0
+version_added: 1.0.0
 description:
   - Reads C(nvidia-smi -q -x) once (like M(gpuops.gpu_server.gpu_facts)) and the kernel log for C(NVRM Xid) lines,
     and judges each GPU.
@@ -163,7 +163,7 @@ reaches:
   type: dict
   returned: always
   sample: {warn: true, fail: false, never: false}
-  version_added: 0.2.0
+  version_added: 1.0.0
 kernel_log_source:
   description: Where the kernel log came from, V(journalctl), V(dmesg) (also when the journal held no kernel
     messages of the current boot), V(file), or null when it was not read.

@@ -11,7 +11,7 @@ DOCUMENTATION = r'''
 ---
 module: kernel_updates
 short_description: Find the kernel updates the archive has for the installed kernel flavours (read-only)
-version_added: 0.3.0
+version_added: 1.0.0
 description:
   - Finds the installed kernel metapackages with C(dpkg-query). A metapackage is an installed C(linux-image-<flavour>),
     C(linux-headers-<flavour>) or C(linux-modules-nvidia-<branch>-server[-open]-<flavour>) package whose Depends name a

@@ -11,7 +11,7 @@ DOCUMENTATION = r'''
 ---
 module: nvidia_kernels
 short_description: Inventory the bootable kernels, their NVIDIA modules and initramfs, and plan the module packages
-version_added: 0.2.0
+version_added: 1.0.0
 description:
   - Lists the kernels the host can boot, not only the running one. A kernel is bootable when
     C(<root>/boot/vmlinuz-<release>) exists and so does its C(<root>/lib/modules/<release>) directory. In a

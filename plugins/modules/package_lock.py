@@ -11,7 +11,7 @@ DOCUMENTATION = r"""
 ---
 module: package_lock
 short_description: Wait until no process holds the package manager's locks, then say which packages are missing
-version_added: 0.1.0
+version_added: 1.0.0
 description:
   - On a freshly booted cloud VM, cloud-init or unattended-upgrades often hold the dpkg or apt lock for
     minutes. Package tasks that start then fail or hang without saying why.

@@ -11,7 +11,7 @@ DOCUMENTATION = r"""
 ---
 module: repo_key
 short_description: Install a package repository's OpenPGP signing key, checked by fingerprint
-version_added: 0.1.0
+version_added: 1.0.0
 description:
   - Fetches a package repository's signing key from O(url), or takes it from O(content), checks that it is an
     OpenPGP public key and, when O(fingerprints) is given, that it holds exactly the keys expected, then writes it

@@ -12,6 +12,11 @@
 - No README (README.md, roles/*/README.md, docs/*.md) names a role variable (prefixed with a role's name, in inline
   code or as a key in a YAML example) that neither the role's argument specs nor its defaults define.
 
+- Every relative link of those documents (README.md, roles/*/README.md, docs/*.md) reaches a file of the repository,
+  and its #anchor a heading of that file; every page of docs/ that README.md links is among the documents checked.
+- README.md is the user's front door: at most 250 lines, and its first 60 say how to install the collection, run
+  its site playbook (with --check first) and try it here (make demo, make test), with at most 5 lines of timings.
+
 Each checker is a plain function of the document's text and what the code defines, fed a doc with a name missing in
 the negative controls below.
 """
@@ -303,6 +308,93 @@ def readmes(root=ROOT):
 
 
 # ---------------------------------------------------------------------------------------------------------------
+# Links between the documents
+
+# [text](target): the target up to a space or the closing parenthesis; images too.
+_LINK_RE = re.compile(r'\]\(([^()\s]+)(?:\s+"[^"]*")?\)')
+_HEADING_RE = re.compile(r'^#{1,6}\s+(.+?)\s*#*\s*$', re.M)
+
+
+def heading_anchors(doc):
+    """The anchors GitHub gives the headings of a Markdown text: lower case, punctuation but - and _ dropped,
+    spaces as -, a repeated heading suffixed -1, -2."""
+    anchors, seen = set(), {}
+    for heading in _HEADING_RE.findall(_FENCE_RE.sub('', doc)):
+        slug = re.sub(r'[^\w\- ]', '', heading.strip().lower().replace('`', '')).replace(' ', '-')
+        n = seen.get(slug, 0)
+        seen[slug] = n + 1
+        anchors.add(slug if n == 0 else '%s-%d' % (slug, n))
+    return anchors
+
+
+def relative_links(doc):
+    """The relative link targets of a Markdown text (no URL scheme, no mail), outside code blocks and spans."""
+    text = _CODE_SPAN_RE.sub('', _FENCE_RE.sub('', doc))
+    return [t for t in _LINK_RE.findall(text) if not re.match(r'[a-z][a-z0-9+.-]*:', t)]
+
+
+def broken_links(doc, path, root=ROOT, read=None):
+    """``(target, why)`` for each relative link of ``doc`` (the file ``path``) that reaches no file of ``root``, or no
+    heading of it."""
+    read = read or (lambda p: open(p).read())
+    found = []
+    for target in relative_links(doc):
+        name, _sep, anchor = target.partition('#')
+        dest = os.path.normpath(os.path.join(os.path.dirname(path), name)) if name else path
+        if not os.path.realpath(dest).startswith(os.path.realpath(root) + os.sep) or not os.path.exists(dest):
+            found.append((target, 'no such file'))
+        elif anchor and (os.path.isdir(dest) or not dest.endswith('.md')
+                         or anchor not in heading_anchors(read(dest))):
+            found.append((target, 'no such heading'))
+    return found
+
+
+def linked_pages(doc, path, root=ROOT):
+    """The files under docs/ that ``doc`` (the file ``path``) links to."""
+    pages = set()
+    for target in relative_links(doc):
+        dest = os.path.normpath(os.path.join(os.path.dirname(path), target.partition('#')[0]))
+        if os.path.dirname(dest) == os.path.join(root, 'docs'):
+            pages.add(dest)
+    return pages
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# README.md as the front door
+
+README_MAX_LINES = 250
+FRONT_LINES = 60
+# What a new user must find on the first screen: install, run (checked first), try here.
+FRONT_DOOR = (
+    ('install from Galaxy', re.compile(r'ansible-galaxy collection install gpuops\.gpu_server\b')),
+    ('install the built tarball', re.compile(r'ansible-galaxy collection install build/gpuops-gpu_server-[0-9.]+\.tar\.gz')),
+    ('requirements.yml', re.compile(r'requirements\.yml')),
+    ('a tarball entry of requirements.yml', re.compile(r'type: file')),
+    ('a minimal inventory', re.compile(r'^\s*gpu_servers:', re.M)),
+    ('the playbook in check mode', re.compile(r'ansible-playbook gpuops\.gpu_server\.site -i \S+ --check')),
+    ('the playbook', re.compile(r'^ansible-playbook gpuops\.gpu_server\.site -i \S+\s*$', re.M)),
+    ('make demo', re.compile(r'^make demo\b', re.M)),
+    ('make test', re.compile(r'^make test\b', re.M)),
+)
+# A line that gives a duration (340 s, 52 min, 1,246 s) is a line of timings.
+_TIMING_RE = re.compile(r'\b[0-9][0-9,.]*(?:-[0-9][0-9,.]*)?\s*(?:s|min|seconds|minutes)\b')
+
+
+def front_door_problems(readme):
+    """What README.md's text lacks or has too much of, as a user's front door."""
+    lines = readme.split('\n')
+    if lines and lines[-1] == '':
+        lines.pop()
+    front = '\n'.join(lines[:FRONT_LINES])
+    problems = ['%d lines, more than %d' % (len(lines), README_MAX_LINES)] if len(lines) > README_MAX_LINES else []
+    problems += ['no %s in the first %d lines' % (what, FRONT_LINES) for what, rx in FRONT_DOOR if not rx.search(front)]
+    timings = [line for line in lines[:FRONT_LINES] if _TIMING_RE.search(line)]
+    if len(timings) > 5:
+        problems.append('%d lines of timings in the first %d lines, more than 5' % (len(timings), FRONT_LINES))
+    return problems
+
+
+# ---------------------------------------------------------------------------------------------------------------
 # The documentation as it is
 
 def test_architecture_names_every_module_utils_file():
@@ -375,3 +467,66 @@ def test_an_undefined_role_variable_is_reported():
            '```yaml\nnvidia_driver_branch: "570"\nnvidia_driver_brnach: "570"\n```\n')
     assert undefined_role_variables(doc, defined, ignore={'nvidia_container_toolkit_probe'}) == [
         'hardening_firewall_ports', 'nvidia_driver_brnach']
+
+
+def test_every_relative_link_reaches_a_file_and_heading():
+    found = {}
+    for path in readmes():
+        with open(path) as f:
+            broken = broken_links(f.read(), path)
+        if broken:
+            found[os.path.relpath(path, ROOT)] = broken
+    assert found == {}
+
+
+def test_the_docs_pages_the_readme_links_are_checked():
+    path = os.path.join(ROOT, 'README.md')
+    pages = linked_pages(_read('README.md'), path)
+    names = set(os.path.basename(p) for p in pages)
+    assert {'benchmarks.md', 'security.md', 'clusters.md', 'platforms.md', 'testing.md', 'usage.md'} <= names
+    assert pages <= set(readmes())
+    assert not os.path.exists(os.path.join(ROOT, 'docs', 'ci-times.md'))  # folded into docs/benchmarks.md
+
+
+def test_the_readme_is_a_front_door():
+    assert front_door_problems(_read('README.md')) == []
+
+
+def test_a_broken_link_is_reported(tmp_path):
+    (tmp_path / 'docs').mkdir()
+    (tmp_path / 'docs' / 'page.md').write_text('# A page\n\n## Two words\n\n## `code` here\n\n## Two words\n')
+    readme = str(tmp_path / 'README.md')
+    doc = ('# Read me\n[ok](#read-me) [ok](docs/page.md) [ok](docs/page.md#two-words) [ok](docs/page.md#code-here) [ok](docs/page.md#two-words-1) '
+           '[gone](docs/ci-times.md) [anchor](docs/page.md#three-words) [self](#nothing) [out](../../etc/passwd) '
+           '[web](https://example.invalid/x.md) `[code](docs/no.md)`\n```\n[fenced](docs/no.md)\n```\n')
+    (tmp_path / 'README.md').write_text(doc)
+    assert broken_links(doc, readme, root=str(tmp_path)) == [
+        ('docs/ci-times.md', 'no such file'), ('docs/page.md#three-words', 'no such heading'),
+        ('#nothing', 'no such heading'), ('../../etc/passwd', 'no such file')]
+    pages = {str(tmp_path / 'docs' / 'ci-times.md'), str(tmp_path / 'docs' / 'page.md')}
+    assert linked_pages(doc, readme, root=str(tmp_path)) == pages
+
+
+def test_the_old_readme_is_no_front_door():
+    """Negative control: README.md as it was before issue 53 (580 lines, 50 lines of timings before what the
+    collection is), and the current one with its install lines or playbook run cut out or timings added."""
+    old = ('# gpuops.gpu_server\n\n```bash\nmake demo   # build\nmake test   # everything\n```\n\n'
+           + '`make demo` on 2026-12-07 took **340 s** at 03:48 and 347 s at 03:56.\n' * 30 + 'text\n' * 543)
+    problems = front_door_problems(old)
+    assert '580 lines, more than 250' in problems
+    assert 'no install from Galaxy in the first 60 lines' in problems
+    assert 'no the playbook in check mode in the first 60 lines' in problems
+    assert '30 lines of timings in the first 60 lines, more than 5' in problems
+    current = _read('README.md')
+    cut = current.replace('ansible-galaxy collection install gpuops.gpu_server\n', '')
+    assert front_door_problems(cut) == ['no install from Galaxy in the first 60 lines']
+    lines = current.split('\n')
+    prose = [i for i, line in enumerate(lines[:FRONT_LINES]) if line[:1].isalpha() and 'ansible-galaxy' not in line
+             and 'requirements.yml' not in line and not _TIMING_RE.search(line)][:6]
+    for i in prose:  # six lines of prose become timings, nothing else moves
+        lines[i] = 'It took 12 s.'
+    assert [p for p in front_door_problems('\n'.join(lines)) if 'timings' in p] == [
+        '%d lines of timings in the first 60 lines, more than 5'
+        % (6 + sum(1 for line in current.split('\n')[:FRONT_LINES] if _TIMING_RE.search(line)))]
+    pushed = current.replace('# gpuops.gpu_server\n', '# gpuops.gpu_server\n' + '\n' * 60, 1)
+    assert 'no make demo in the first 60 lines' in front_door_problems(pushed)

@@ -63,7 +63,7 @@ def test_the_four_filters_and_their_documentation():
         with open(os.path.join(FILTER_DIR, name + '.yml')) as f:
             doc = yaml.safe_load(f)
         assert doc['DOCUMENTATION']['name'] == name
-        assert doc['DOCUMENTATION']['version_added'] == '0.1.0'
+        assert doc['DOCUMENTATION']['version_added'] == '1.0.0'
         assert set(doc) == {'DOCUMENTATION', 'EXAMPLES', 'RETURN'} and '_value' in doc['RETURN']
         assert 'gpuops.gpu_server.%s' % name in doc['EXAMPLES']
 
