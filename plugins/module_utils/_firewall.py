@@ -36,12 +36,13 @@ import re
 
 from collections.abc import Mapping
 
-MIN_PORT = 1
-MAX_PORT = 65535
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _host_port
+
+MIN_PORT = _host_port.MIN_PORT
+MAX_PORT = _host_port.MAX_PORT
 PROTOCOLS = ('tcp', 'udp')
 KEYS = ('port', 'port_end', 'proto', 'sources', 'interfaces')
 
-_DIGITS = re.compile(r'[0-9]{1,5}')  # fullmatch: ASCII digits only, no sign, space, underscore or line break
 _ADDRESS_CHARACTERS = re.compile(r'[0-9A-Fa-f.:/]{1,64}')  # no space, zone (%eth0), line break or other text
 _INTERFACE = re.compile(r'[A-Za-z0-9_.-]{1,15}')  # IFNAMSIZ is 16 with the NUL
 
@@ -57,17 +58,12 @@ def _show(value):
 
 
 def parse_port(value, where):
-    """VALUE as a port number: an int 1-65535, or a string of ASCII digits only. WHERE names it in the error."""
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise FirewallError('%s: %s is not a port: write a number 1-65535 such as 22' % (where, _show(value)))
-    if isinstance(value, str):
-        if not _DIGITS.fullmatch(value):
-            raise FirewallError('%s: %s is not a port: write a number 1-65535 such as 22 (digits only, nothing around '
-                                'them)' % (where, _show(value)))
-        value = int(value, 10)
-    if not MIN_PORT <= value <= MAX_PORT:
-        raise FirewallError('%s: %s is out of range: a port is 1-65535' % (where, _show(value)))
-    return value
+    """VALUE as a port number: an int 1-65535, or a string of ASCII digits only (_host_port.parse_port, the one port
+    parser). WHERE names it in the error."""
+    try:
+        return _host_port.parse_port(value, example=22)
+    except _host_port.HostPortError as e:
+        raise FirewallError('%s: %s' % (where, e))
 
 
 def parse_proto(value, where):

@@ -48,15 +48,16 @@ def _show(value):
     return text if len(text) <= 80 else text[:77] + '...'
 
 
-def parse_port(value):
+def parse_port(value, example=9100):
     """``value`` as a port number: an int 1-65535 (not a boolean), or a string of 1-5 ASCII digits with nothing
-    around them. Raises HostPortError otherwise."""
+    around them. Raises HostPortError otherwise, its message suggesting ``example``. The one port parser of the
+    collection: the firewall's allow-list (_firewall.py) reads its ports through it too."""
     if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise HostPortError('%s is not a port: write a number 1-65535 such as 9100' % _show(value))
+        raise HostPortError('%s is not a port: write a number 1-65535 such as %d' % (_show(value), example))
     if isinstance(value, str):
         if not _DIGITS.match(value):
-            raise HostPortError('%s is not a port: write a number 1-65535 such as 9100 (ASCII digits only, nothing '
-                                'around them)' % _show(value))
+            raise HostPortError('%s is not a port: write a number 1-65535 such as %d (ASCII digits only, nothing '
+                                'around them)' % (_show(value), example))
         value = int(value, 10)
     if not MIN_PORT <= value <= MAX_PORT:
         raise HostPortError('%s is out of range: a port is 1-65535' % _show(value))

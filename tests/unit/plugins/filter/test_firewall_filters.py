@@ -33,7 +33,7 @@ def test_filters_call_the_module_utils():
 def test_the_allow_list_lists_errors_and_the_renderers_refuse_it():
     got = FILTERS['firewall_allow_list']({'hardening_firewall_extra_ports': [{'port': '9100\n'}]}, 22)
     assert got['errors'] == ["hardening_firewall_extra_ports[0].port: '9100\\n' is not a port: write a number 1-65535 "
-                             "such as 22 (digits only, nothing around them)"]
+                             "such as 22 (ASCII digits only, nothing around them)"]
     for name in ('firewall_entries', 'firewall_rules'):
         with pytest.raises(AnsibleFilterError, match='%s: the allow-list has errors, nothing is written' % name):
             FILTERS[name](got)

@@ -45,7 +45,7 @@ def test_every_other_port_spelling_is_refused_naming_where(value):
 def test_the_reproduction_a_newline_port_is_refused_with_the_variable_and_entry():
     got = fw.allow_list({'hardening_firewall_extra_ports': [{'port': 8080}, {'port': '9100\n', 'sources': []}]})
     assert got['errors'] == ["hardening_firewall_extra_ports[1].port: '9100\\n' is not a port: write a number 1-65535 "
-                             "such as 22 (digits only, nothing around them)"]
+                             "such as 22 (ASCII digits only, nothing around them)"]
     with pytest.raises(fw.FirewallError, match='nothing is written'):
         fw.entries(got)
     with pytest.raises(fw.FirewallError, match='nothing is written'):
