@@ -13,9 +13,10 @@ entry's text belongs) is found here instead of when the release is made.
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-import glob
 import os
 import shutil
+import subprocess
+import sys
 
 import pytest
 
@@ -44,8 +45,28 @@ def fragment_problems(root):
 
 
 def test_the_fragments_make_a_release():
-    assert len(glob.glob(os.path.join(ROOT, 'changelogs', 'fragments', '*.yml'))) > 10
+    """The fragments waiting for the next release (none right after one) lint clean."""
     assert fragment_problems(ROOT) == []
+
+
+def test_galaxy_version_is_released_in_the_changelog():
+    """galaxy.yml's version was released from the fragments (`make release-notes`): changelogs/changelog.yaml holds
+    it with its summary and changes, and CHANGELOG.rst was written from it."""
+    import yaml
+    with open(os.path.join(ROOT, 'galaxy.yml')) as f:
+        version = yaml.safe_load(f)['version']
+    with open(os.path.join(ROOT, 'changelogs', 'changelog.yaml')) as f:
+        releases = yaml.safe_load(f)['releases']
+    assert version in releases
+    changes = releases[version]['changes']
+    assert changes.get('release_summary')
+    assert sum(len(v) for k, v in changes.items() if k != 'release_summary') > 100
+    with open(os.path.join(ROOT, 'CHANGELOG.rst')) as f:
+        text = f.read()
+    assert '\nv%s\n' % version in text
+    lint = subprocess.run([sys.executable, '-m', 'antsibull_changelog', 'lint-changelog-yaml',
+                           os.path.join(ROOT, 'changelogs', 'changelog.yaml')], capture_output=True, text=True)
+    assert (lint.returncode, lint.stdout, lint.stderr) == (0, '', '')
 
 
 def test_a_fragment_that_breaks_the_release_is_reported(tmp_path):
