@@ -21,7 +21,10 @@ PACKAGE_DIRS = ('ansible_collections', 'gpuops', 'gpu_server', 'plugins', 'modul
 # A module_utils file of this collection: private (leading underscore), lower-case ASCII, .py.
 _NAME = re.compile(r'_[a-z0-9_]+\.py\Z', re.ASCII)
 # What each shipped directory and file gets (root's, readable by the users the scripts run as, SlurmUser included).
-OWNER, GROUP, DIR_MODE, FILE_MODE = 'root', 'root', '0755', '0644'
+OWNER = 'root'
+GROUP = 'root'
+DIR_MODE = '0755'
+FILE_MODE = '0644'
 
 
 def _kind(value):

@@ -65,7 +65,8 @@ def test_galaxy_version_is_released_in_the_changelog():
         text = f.read()
     assert '\nv%s\n' % version in text
     lint = subprocess.run([sys.executable, '-m', 'antsibull_changelog', 'lint-changelog-yaml',
-                           os.path.join(ROOT, 'changelogs', 'changelog.yaml')], capture_output=True, text=True)
+                           os.path.join(ROOT, 'changelogs', 'changelog.yaml')], capture_output=True, text=True,
+                          check=False)
     assert (lint.returncode, lint.stdout, lint.stderr) == (0, '', '')
 
 

@@ -127,7 +127,7 @@ def _role_vars():
 def module_utils_names(variables):
     """The variables whose value names module_utils, directly or through another such variable (a directory, a list
     of the files, the collection_path of plugins/module_utils)."""
-    shipped = {name for _, name, _, _ in SHIPPED}
+    shipped = {entry[1] for entry in SHIPPED}
     found = {name for name, value in variables.items() if 'module_utils' in str(value) or name in shipped}
     while True:
         more = {name for name, value in variables.items()
@@ -203,7 +203,7 @@ def test_a_copy_of_something_else_is_not_a_hand_copy():
 
 def _expand(text, variables, depth=5):
     """TEXT with each whole ``{{ name }}`` of VARIABLES replaced by its value, DEPTH times."""
-    for _ in range(depth):
+    for _round in range(depth):
         text = re.sub(r'\{\{ *(_[a-z0-9_]+) *\}\}', lambda m: str(variables.get(m.group(1), m.group(0))), text)
     return text
 
@@ -229,7 +229,7 @@ def test_each_list_goes_to_common_with_its_scripts_directory(role, name, script,
 
 
 def test_every_call_of_script_libraries_is_one_of_the_shipped_lists():
-    lists = {'{{ %s }}' % name for _, name, _, _ in SHIPPED}
+    lists = {'{{ %s }}' % entry[1] for entry in SHIPPED}
     calls = script_libraries_calls(_task_files())
     assert len(calls) == len(SHIPPED)
-    assert {args.get('common_script_module_utils') for _, args in calls} == lists
+    assert {args.get('common_script_module_utils') for _path, args in calls} == lists

@@ -62,7 +62,7 @@ IMAGE_DIRS = [LOG, SPOOL, {'path': '/var/lib/gpuops', 'owner': 'root'},
 
 
 def render(ansible_play, **extra):
-    proc, _ = ansible_play(PLAYBOOK, extra, inventory=INVENTORY, root=ROOT)
+    proc, _output = ansible_play(PLAYBOOK, extra, inventory=INVENTORY, root=ROOT)
     assert proc.returncode == 0, proc.stdout
     return {name + suffix: json.loads((ansible_play.dir / ('%s%s.json' % (name, suffix))).read_text())
             for name in ('builder', 'ctl', 'c1', 'both') for suffix in ('', '-image')}
