@@ -49,21 +49,27 @@ def test_the_fragments_make_a_release():
     assert fragment_problems(ROOT) == []
 
 
-def test_galaxy_version_is_released_in_the_changelog():
-    """galaxy.yml's version was released from the fragments (`make release-notes`): changelogs/changelog.yaml holds
-    it with its summary and changes, and CHANGELOG.rst was written from it."""
+def _version_tuple(version):
+    return tuple(int(part) for part in str(version).split('.'))
+
+
+def test_galaxy_version_is_released_or_next_in_the_changelog():
+    """galaxy.yml's version was released from the fragments (`make release-notes`), or it is the version in development,
+    above every release: changelogs/changelog.yaml holds the latest release with its summary and changes, and
+    CHANGELOG.rst was written from it."""
     import yaml
     with open(os.path.join(ROOT, 'galaxy.yml')) as f:
         version = yaml.safe_load(f)['version']
     with open(os.path.join(ROOT, 'changelogs', 'changelog.yaml')) as f:
         releases = yaml.safe_load(f)['releases']
-    assert version in releases
-    changes = releases[version]['changes']
+    latest = max(releases, key=_version_tuple)
+    assert version in releases or _version_tuple(version) > _version_tuple(latest)
+    changes = releases[latest]['changes']
     assert changes.get('release_summary')
     assert sum(len(v) for k, v in changes.items() if k != 'release_summary') > 100
     with open(os.path.join(ROOT, 'CHANGELOG.rst')) as f:
         text = f.read()
-    assert '\nv%s\n' % version in text
+    assert '\nv%s\n' % latest in text
     lint = subprocess.run([sys.executable, '-m', 'antsibull_changelog', 'lint-changelog-yaml',
                            os.path.join(ROOT, 'changelogs', 'changelog.yaml')], capture_output=True, text=True,
                           check=False)
