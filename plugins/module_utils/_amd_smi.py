@@ -187,7 +187,7 @@ def empty_gpu(index):
         'power_draw_w': None, 'power_limit_w': None, 'gpu_busy_percent': None,
         'ecc_errors': {'volatile': {'corrected': None, 'uncorrected': None},
                        'aggregate': {'corrected': None, 'uncorrected': None}},
-        'bad_pages': None, 'throttled': None, 'throttle_reasons': None,
+        'bad_pages': None, 'bad_page_threshold': None, 'throttled': None, 'throttle_reasons': None,
         'xgmi_links': None, 'xgmi_error': None, 'source': None,
     }
 
@@ -216,6 +216,10 @@ def _static_fields(gpu, rec):
     gpu['gfx_target'] = target if target and re.match(r'gfx[0-9a-f]{3,5}\Z', target, re.ASCII) else None
     gpu['pci_bus_id'] = bus_id(_get(rec, 'bus', 'bdf'))
     gpu['memory_total_mib'] = mib(_get(rec, 'vram', 'size'))
+    # The device's bad page threshold as amd-smi static --ras prints it (ras.bad_page_threshold, 655 in the MI210
+    # capture; the driver's amdgpu.bad_page_threshold): the health check's limit for retired pages.
+    threshold = count(_get(rec, 'ras', 'bad_page_threshold'))
+    gpu['bad_page_threshold'] = threshold if threshold else None
     limit = rec.get('limit') if isinstance(rec.get('limit'), dict) else {}
     gpu['power_limit_w'] = reading(limit.get('socket_power'), 'W')
     for smi, sensor in (('edge', 'edge'), ('hotspot', 'junction'), ('vram', 'mem')):
