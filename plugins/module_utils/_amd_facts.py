@@ -258,15 +258,15 @@ def _pci_devices(cards):
 
 
 def facts(gpus, cards, driver_loaded, reason, source, notes):
+    pci_devices = _pci_devices(cards)
     by_bus = dict((c['pci_bus_id'], c) for c in cards if c['pci_bus_id'])
     out = []
     for gpu in gpus:
         card = by_bus.get(gpu['pci_bus_id'])
         out.append(_fill(gpu, card) if card is not None and gpu is not card else gpu)
-    for gpu in out:
-        gpu.pop('driver', None)
+    out = [dict((k, v) for k, v in gpu.items() if k != 'driver') for gpu in out]
     return {'driver_loaded': driver_loaded, 'reason': reason, 'source': source, 'gpu_count': len(out), 'gpus': out,
-            'pci_devices': _pci_devices(cards), 'notes': notes}
+            'pci_devices': pci_devices, 'notes': notes}
 
 
 def _tool(runner, argv, timeout):

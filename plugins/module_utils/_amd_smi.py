@@ -129,6 +129,8 @@ def mib(raw):
         if value is None:
             return None
     result = value * per
+    if result < 0:
+        return None
     return int(result) if result == int(result) else result
 
 
@@ -142,7 +144,7 @@ def text(raw):
     """A printed string with its whitespace (line breaks included) collapsed; None for N/A, empty or not a string."""
     if not isinstance(raw, str):
         return None
-    raw = ' '.join(raw.split())
+    raw = ' '.join(''.join(ch if ch.isprintable() else ' ' for ch in raw).split())
     return None if not raw or raw.upper() == 'N/A' else raw
 
 
@@ -280,12 +282,15 @@ def parse_amd_smi(static_text, metric_text, topology_text=None):
     metric, m_shape = records(load(metric_text, 'amd-smi metric --json'), 'amd-smi metric --json')
     shapes = {'static': s_shape, 'metric': m_shape}
     gpus = {}
-    for pos, rec in enumerate(static):
-        gpu = gpus.setdefault(_index(rec, pos), empty_gpu(_index(rec, pos)))
-        _static_fields(gpu, rec)
-    for pos, rec in enumerate(metric):
-        gpu = gpus.setdefault(_index(rec, pos), empty_gpu(_index(rec, pos)))
-        _metric_fields(gpu, rec)
+    for what, items, fill in (('amd-smi static --json', static, _static_fields),
+                              ('amd-smi metric --json', metric, _metric_fields)):
+        seen = set()
+        for pos, rec in enumerate(items):
+            idx = _index(rec, pos)
+            if idx in seen:
+                raise AmdSmiParseError('%s describes GPU %d twice' % (what, idx))
+            seen.add(idx)
+            fill(gpus.setdefault(idx, empty_gpu(idx)), rec)
     if topology_text is not None:
         topo, shapes['topology'] = records(load(topology_text, 'amd-smi topology --json'), 'amd-smi topology --json')
         for pos, rec in enumerate(topo):

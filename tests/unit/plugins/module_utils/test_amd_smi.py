@@ -11,6 +11,8 @@ __metaclass__ = type
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _amd_smi
 from ansible_collections.gpuops.gpu_server.tests.unit.conftest import read_fixture
@@ -188,7 +190,7 @@ def test_hostile_temperatures_are_null(raw):
     ({'value': 65520, 'unit': 'MB'}, 65520), ({'value': 64, 'unit': 'GB'}, 65536),
     ({'value': 68702699520, 'unit': 'B'}, 65520), (65520, 65520), ('65520', 65520),
     ({'value': 65520, 'unit': 'MiB?'}, None), ({'value': 65520}, None), ({'value': '6\u0665520', 'unit': 'MB'}, None),
-    ({'value': -1, 'unit': 'MB'}, -1), ({'value': 10 ** 30, 'unit': 'MB'}, None), ('N/A', None),
+    ({'value': -1, 'unit': 'MB'}, None), ({'value': 10 ** 30, 'unit': 'MB'}, None), ('N/A', None),
 ])
 def test_memory_units(raw, expected):
     assert _amd_smi.mib(raw) == expected
@@ -217,6 +219,21 @@ def test_gpu_index_of_a_wrong_type_falls_back_to_the_position():
     assert [g['index'] for g in gpus] == [0, 1]
 
 
+def test_a_gpu_described_twice_is_refused():
+    with pytest.raises(_amd_smi.AmdSmiParseError, match='amd-smi static --json describes GPU 0 twice'):
+        _amd_smi.parse_amd_smi(json.dumps(json.loads(STATIC_FLAT) * 2), '[]')
+    with pytest.raises(_amd_smi.AmdSmiParseError, match='amd-smi metric --json describes GPU 0 twice'):
+        _amd_smi.parse_amd_smi(STATIC_FLAT, json.dumps([metric(), metric()]))
+
+
+@pytest.mark.parametrize('raw,expected', [
+    ('AMD\x00 Instinct\x1b[31m MI210', 'AMD Instinct [31m MI210'), ('\u200bN/A', None), ('n/a', None),
+    ('  ', None), (5, None),
+])
+def test_text_drops_control_characters(raw, expected):
+    assert _amd_smi.text(raw) == expected
+
+
 def test_names_with_line_breaks_are_one_line():
     static = json.loads(STATIC_FLAT)
     static[0]['asic']['market_name'] = 'AMD Instinct\r\nMI210 '
@@ -224,3 +241,44 @@ def test_names_with_line_breaks_are_one_line():
     gpus, _shapes = _amd_smi.parse_amd_smi(json.dumps(static), '[]')
     assert gpus[0]['name'] == 'AMD Instinct MI210'
     assert gpus[0]['gfx_target'] == 'gfx90a'                  # from the PCI id table, not the odd text
+
+
+# Any JSON at all: GPU records or AmdSmiParseError, never another exception ---------------------------------------
+
+_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(min_value=-2 ** 80, max_value=2 ** 80),
+                     st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=8),
+                     st.sampled_from(['N/A', 'MB', 'C', 'W', '0x1002', '0x74a1', '0000:0c:00.0', 'XGMI', 'ENABLED']))
+_KEYS = st.sampled_from(['gpu', 'gpu_data', 'asic', 'bus', 'bdf', 'vram', 'size', 'value', 'unit', 'limit',
+                         'temperature', 'edge', 'hotspot', 'power', 'socket_power', 'ecc', 'mem_usage', 'total_vram',
+                         'throttle', 'ppt_violation_status', 'links', 'link_type', 'link_status', 'ras',
+                         'bad_page_threshold', 'device_id', 'vendor_id', 'market_name', 'card0', 'PCI Bus',
+                         'GPU ID', 'VRAM Total Memory (B)'])
+_JSON = st.recursive(_SCALARS, lambda children: st.one_of(st.lists(children, max_size=4),
+                                                          st.dictionaries(_KEYS, children, max_size=6)),
+                     max_leaves=30)
+
+
+@settings(max_examples=150)
+@given(static=_JSON, metric_doc=_JSON, topology=_JSON)
+def test_any_json_gives_records_or_a_reason(static, metric_doc, topology):
+    try:
+        gpus, _shapes = _amd_smi.parse_amd_smi(json.dumps(static), json.dumps(metric_doc), json.dumps(topology))
+    except _amd_smi.AmdSmiParseError as e:
+        assert str(e).startswith('amd-smi ')
+    else:
+        json.dumps(gpus)
+        for gpu in gpus:
+            assert set(gpu) == set(_amd_smi.empty_gpu(0))
+            for key in ('memory_total_mib', 'power_draw_w', 'power_limit_w', 'temperature_c'):
+                assert gpu[key] is None or (isinstance(gpu[key], (int, float)) and not isinstance(gpu[key], bool))
+
+
+@settings(max_examples=100)
+@given(doc=_JSON)
+def test_any_json_gives_rocm_smi_records_or_a_reason(doc):
+    try:
+        gpus = _amd_smi.parse_rocm_smi(json.dumps(doc))
+    except _amd_smi.AmdSmiParseError as e:
+        assert str(e).startswith('rocm-smi ')
+    else:
+        json.dumps(gpus)

@@ -173,6 +173,8 @@ def test_sysfs_only_host(sysfs, run_module):
     assert amd['notes'] == [
         'Command /nonexistent/amd-smi static --json could not be started: No such file or directory',
         'Command /nonexistent/rocm-smi -a --json could not be started: No such file or directory']
+    assert [d['driver'] for d in amd['pci_devices']] == ['amdgpu', 'amdgpu']
+    assert 'driver' not in amd['gpus'][0]
     g0, g1 = amd['gpus']
     assert (g0['model'], g0['gfx_target'], g0['memory_total_mib']) == ('MI300X', 'gfx942', 196608)
     assert g0['ecc_errors']['volatile'] == {'corrected': 10, 'uncorrected': 2}
