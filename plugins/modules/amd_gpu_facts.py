@@ -132,7 +132,11 @@ ansible_facts:
           elements: dict
           returned: always
           contains:
-            index: {description: Position in the tool's output (amd-smi's C(gpu), rocm-smi's card number)., type: int, returned: always, sample: 0}
+            index:
+              description: Position in the tool's output (amd-smi's C(gpu), rocm-smi's card number).
+              type: int
+              returned: always
+              sample: 0
             name:
               description: Product name as the tool prints it (sysfs - the PCI ID Repository's name).
               type: str
@@ -145,9 +149,17 @@ ansible_facts:
               type: str
               returned: always
               sample: MI210
-            gfx_target: {description: The LLVM gfx target as amd-smi prints it, else from the collection's table., type: str, returned: always, sample: gfx90a}
+            gfx_target:
+              description: The LLVM gfx target as amd-smi prints it, else from the collection's table.
+              type: str
+              returned: always
+              sample: gfx90a
             memory_total_mib: {description: VRAM size in MiB., type: int, returned: always, sample: 65520}
-            temperature_c: {description: GPU temperature in Celsius, the junction (hotspot) sensor, else edge., type: float, returned: always, sample: 35.0}
+            temperature_c:
+              description: GPU temperature in Celsius, the junction (hotspot) sensor, else edge.
+              type: float
+              returned: always
+              sample: 35.0
             temperatures_c:
               description: Temperatures per sensor, C(edge), C(junction) (amd-smi's hotspot) and C(mem).
               type: dict
@@ -180,7 +192,10 @@ ansible_facts:
               type: list
               elements: dict
               returned: always
-            xgmi_error: {description: amd-smi's XGMI error status, when printed., type: str, returned: always}
+            xgmi_error:
+              description: amd-smi's XGMI error status, when printed.
+              type: str
+              returned: always
             source: {description: Which source described this GPU., type: str, returned: always, sample: amd-smi}
         pci_devices:
           description: AMD GPUs found in sysfs, whether or not a tool described them.

@@ -18,8 +18,14 @@ from ansible_collections.gpuops.gpu_server.plugins.module_utils import _amd_smi
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _health
 from ansible_collections.gpuops.gpu_server.plugins.modules import amd_gpu_health
 from ansible_collections.gpuops.gpu_server.tests.unit.conftest import read_fixture
-from ansible_collections.gpuops.gpu_server.tests.unit.plugins.modules.test_amd_gpu_facts import (
-    card, fake_amd_smi, sysfs)  # noqa: F401 (sysfs is a fixture)
+from ansible_collections.gpuops.gpu_server.tests.unit.plugins.modules.test_amd_gpu_facts import card, fake_amd_smi
+
+
+@pytest.fixture
+def sysfs(tmp_path):
+    root = tmp_path / 'sys'
+    (root / 'class' / 'drm').mkdir(parents=True)
+    return root
 
 
 def healthy(index=0, model='MI300X', bus='0000:0c:00.0'):
@@ -141,7 +147,7 @@ def test_bad_pages_max_below_the_device_threshold():
 
 # The module end to end --------------------------------------------------------------------------------------------
 
-def test_module_on_a_sysfs_host_with_an_uncorrectable_error(sysfs, run_module):  # noqa: F811
+def test_module_on_a_sysfs_host_with_an_uncorrectable_error(sysfs, run_module):
     card(sysfs, 0, '0000:0c:00.0', device='0x74a1', pci_class='0x120000', ras={'umc': (1, 0)}, bad_pages='')
     result = run_module(amd_gpu_health.main, dict(sysfs_root=str(sysfs), amd_smi_path='/nonexistent',
                                                   rocm_smi_path='/nonexistent'))
@@ -152,7 +158,7 @@ def test_module_on_a_sysfs_host_with_an_uncorrectable_error(sysfs, run_module): 
     assert result['amd']['source'] == 'sysfs'
 
 
-def test_module_on_the_recorded_capture(tmp_path, sysfs, run_module):  # noqa: F811
+def test_module_on_the_recorded_capture(tmp_path, sysfs, run_module):
     exe = fake_amd_smi(tmp_path, read_fixture('amd_smi', 'static_mi210_gpu_data.json'),
                        read_fixture('amd_smi', 'metric_power_flat.json'), read_fixture('amd_smi', 'topology_flat.json'))
     result = run_module(amd_gpu_health.main, dict(sysfs_root=str(sysfs), amd_smi_path=exe, expected_gpu_count=1,
@@ -161,7 +167,7 @@ def test_module_on_the_recorded_capture(tmp_path, sysfs, run_module):  # noqa: F
     assert result['amd']['gpus'][0]['bad_page_threshold'] == 655
 
 
-def test_module_reports_without_failing(sysfs, run_module):  # noqa: F811
+def test_module_reports_without_failing(sysfs, run_module):
     card(sysfs, 0, '0000:0c:00.0', driver=None)
     result = run_module(amd_gpu_health.main, dict(sysfs_root=str(sysfs), amd_smi_path='/nonexistent',
                                                   rocm_smi_path='/nonexistent', fail_on='never'))
@@ -170,12 +176,12 @@ def test_module_reports_without_failing(sysfs, run_module):  # noqa: F811
 
 @pytest.mark.parametrize('option,value', [('expected_gpu_count', -1), ('ecc_correctable_max', -1),
                                           ('temperature_margin_c', -2), ('bad_pages_max', 0), ('timeout', 0)])
-def test_out_of_range_options_are_refused_before_reading(sysfs, run_module, option, value):  # noqa: F811
+def test_out_of_range_options_are_refused_before_reading(sysfs, run_module, option, value):
     result = run_module(amd_gpu_health.main, {'sysfs_root': str(sysfs), option: value})
     assert result.failed and result['msg'].startswith('%s must be' % option) and 'amd' not in result
 
 
-def test_results_are_json(sysfs, run_module):  # noqa: F811
+def test_results_are_json(sysfs, run_module):
     card(sysfs, 0, '0000:0c:00.0')
     result = run_module(amd_gpu_health.main, dict(sysfs_root=str(sysfs), amd_smi_path='/nonexistent',
                                                   rocm_smi_path='/nonexistent', fail_on='never'))
