@@ -8,13 +8,44 @@
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-from ansible.errors import AnsibleFilterError
+from collections.abc import Mapping
+
+from ansible.errors import AnsibleFilterError, AnsibleUndefinedVariable
 
 from ansible_collections.gpuops.gpu_server.plugins.module_utils._role_messages import render
 
 
-def role_message(context, message):
-    """The text of MESSAGE (a role's refusal or report) for CONTEXT, a mapping of its values."""
+# The variable whose value, on each host, upgrade_driver_report reads from hostvars.
+_OUTCOME = 'upgrade_driver_outcome'
+
+
+def _outcomes(context, hostvars):
+    """{host: its upgrade_driver_outcome, or None} for the hosts of CONTEXT, read from HOSTVARS as `default` would."""
+    if not isinstance(hostvars, Mapping):
+        raise AnsibleFilterError('role_message: hostvars must be the play\'s hostvars (a mapping), got %s'
+                                 % type(hostvars).__name__)
+    hosts = context.get('hosts') if isinstance(context, Mapping) else None
+    if isinstance(hosts, (str, bytes)) or not isinstance(hosts, (list, tuple)):
+        raise AnsibleFilterError('role_message: upgrade_driver_report: hosts must be a list of host names, got %r' % (hosts,))
+    outcomes = {}
+    for host in hosts:
+        outcomes[host] = None
+        variables = hostvars[host] if isinstance(host, str) and host in hostvars else {}
+        try:
+            if _OUTCOME in variables:
+                outcomes[host] = variables[_OUTCOME]
+        except AnsibleUndefinedVariable:
+            pass
+    return outcomes
+
+
+def role_message(context, message, hostvars=None):
+    """The text of MESSAGE (a role's refusal or report) for CONTEXT, a mapping of its values; HOSTVARS: the play's
+    hostvars, whence upgrade_driver_report reads each host's upgrade_driver_outcome."""
+    if hostvars is not None:
+        if message != 'upgrade_driver_report':
+            raise AnsibleFilterError('role_message: hostvars is read by upgrade_driver_report only, not by %r' % (message,))
+        context = dict(context, outcomes=_outcomes(context, hostvars))
     try:
         return render(message, context)
     except ValueError as e:

@@ -354,3 +354,21 @@ def test_a_huge_list_is_rendered_whole():
     hosts = ['node%05d' % i for i in range(20000)]
     lines = ROLE_MESSAGE({'hosts': hosts, 'outcomes': {}}, 'upgrade_driver_report')
     assert len(lines) == 20000 and lines[-1] == 'node19999: not run'
+
+
+def test_the_report_reads_hostvars_as_default_would():
+    hostvars = {'a': {'upgrade_driver_outcome': {'status': 'already', 'from': '550.163.01', 'to': '550.163.01'}},
+                'b': {'other': 1}}
+    got = ROLE_MESSAGE({'hosts': ['a', 'b', 'gone']}, 'upgrade_driver_report', hostvars=hostvars)
+    assert got == ['a: already 550.163.01', 'b: not run', 'gone: not run']
+
+
+@pytest.mark.parametrize('context,message,hostvars,words', [
+    ({'hosts': ['a']}, 'upgrade_driver_report', ['a'], 'hostvars must be'),
+    ({'hosts': 'a'}, 'upgrade_driver_report', {}, 'hosts must be a list'),
+    ({'hosts': ['a']}, 'compat_problems', {}, 'hostvars is read by upgrade_driver_report only'),
+    ({'hosts': ['a']}, 'upgrade_driver_report', {'a': {'upgrade_driver_outcome': 'done'}}, 'must be a mapping with a status'),
+])
+def test_a_bad_hostvars_call_is_refused(context, message, hostvars, words):
+    with pytest.raises(AnsibleFilterError, match=words):
+        ROLE_MESSAGE(context, message, hostvars=hostvars)
