@@ -220,8 +220,8 @@ def cuda_toolkit_compat_refusal(c):
         problems = result.get('problems') or []
         if not isinstance(architectures, (list, tuple)) or not isinstance(problems, (list, tuple)):
             raise ValueError('results[%d]: architectures and problems must be lists' % index)
-        parts.append('%s: CUDA %s does not fit driver %s%s.' % (c['host'], show(item), _driver(c),
-                                                              _on_architectures([show(a) for a in architectures])))
+        on = _on_architectures([show(a) for a in architectures])
+        parts.append('%s: CUDA %s does not fit driver %s%s.' % (c['host'], show(item), _driver(c), on))
         parts.append(problems_text(problems))
         if result.get('suggested_driver_branch'):
             parts.append('A driver branch that would run it: %s.' % show(result['suggested_driver_branch']))
@@ -245,8 +245,8 @@ def cuda_toolkit_repo_refusal(c):
     """cuda_toolkit's preflight: NVIDIA's repository, which the versions need, did not answer."""
     ships = ''
     if c['distribution_versions'] and c['requested_source'] == 'auto':
-        ships = ' (%s %s ships CUDA %s only)' % (c['distribution'], c['distribution_version'],
-                                                _join(c['distribution_versions']))
+        ships = ' (%s %s ships CUDA %s only)' % (
+            c['distribution'], c['distribution_version'], _join(c['distribution_versions']))
     instead = ''
     if c['distribution_versions']:
         instead = (", or set cuda_toolkit_version to '%s' to install the distribution's toolkit"
