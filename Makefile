@@ -30,8 +30,8 @@ help: ## List the targets
 
 # Two stamps in one .venv: the demo's part (Ansible), then the test tools on top of it.
 # --no-compile: Python compiles a module when it is first imported and keeps it in __pycache__ (.venv is the user's), so
-# only what is used is compiled, not the ~40,000 files of the `ansible` bundle: the demo's part from PyPI with an empty
-# pip cache in 4.5 s instead of 19.7 s (2026-12-07, 2 cores).
+# only what is used is compiled, not the ~40,000 files of the `ansible` bundle: about four times faster from an empty
+# pip cache (docs/benchmarks.md).
 PIP_INSTALL := $(BIN)/pip install --quiet --disable-pip-version-check --no-compile
 $(BIN)/.stamp-demo: requirements-demo.txt
 	$(PY) -m venv $(VENV)

@@ -8,7 +8,7 @@
 # Usage, from the repository root after `make venv image`, with dockerd running:
 #   bash benchmarks/task_overhead.sh [MITOGEN_VERSION]     (default 0.3.54)
 # Numbers depend on the machine and its load; they are printed, never asserted.
-# In Molecule (2026-12-01): with mitogen_linear for every playbook, the docker driver's own destroy playbook never saw
+# In Molecule, with mitogen_linear for every playbook, the docker driver's own destroy playbook never sees
 # its async deletion job end (async_status retried 60 times and more). So scripts/mitogen/ansible-playbook leaves the
 # driver's create and destroy playbooks plain and runs the rest under Mitogen, with the instances' connection named
 # "docker": scripts/molecule-all.sh does so for every run but the first converge of scripts/scenarios.py PLAIN_RUNS.

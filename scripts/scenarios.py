@@ -11,11 +11,8 @@ on a long run started last. The scenarios in a booted guest (VM_SCENARIOS: stora
 import os
 import sys
 
-# Seconds each run took in a clean-clone CI run (2 at a time on 2 cores); a scenario not listed counts as long (it runs
-# early). The runs of `make test`: the CI run of 727e069 on 2026-12-04 (every site run with its check and re-run passes).
-# The EXTENDED_SCENARIOS: the CI run of 6746481 that day (before the controller's CPU savings of
-# .config/molecule/config.yml), or the one of 03aee0e (2026-12-02). nvidia_driver_kernels: the CI run of 19528cd
-# (2026-12-06, ccache warm; below).
+# Seconds each run took in a clean-clone CI run (2 at a time on 2 cores; which runs, in docs/benchmarks.md "Figures
+# behind code comments"); a scenario not listed counts as long (it runs early).
 SECONDS = {"site@debian12": 1252, "site@debian13": 690, "site@ubuntu2404": 866, "site@ubuntu2204": 797,
            "site@ubuntu2604": 796, "storage": 1079, "backup": 276, "pki": 138,
            "fleet_upgrade": 590, "hardening": 260, "spot": 236, "gpu_monitoring": 199, "jupyter": 325,
@@ -23,11 +20,7 @@ SECONDS = {"site@debian12": 1252, "site@debian13": 690, "site@ubuntu2404": 866, 
            "nvidia_driver_cuda_repo_590": 299, "cuda_toolkit_cuda_repo": 89, "docker_ce": 90, "log_management": 109,
            "vendor_repo": 69, "nvidia_driver_refuse": 99, "nvidia_driver_kernels": 1958, "hardening_ssh_release": 249,
            "gpu_plugins": 89, "docker": 77, "hardening_lockout": 62,
-           # training_cluster: its first passing run, alone, on 2026-12-05 (beside other work on the machine).
-           "training_cluster": 335,
-           # slurm: with its CLOUD nodes (13 tests), alone on 2026-12-06 (create 17, prepare 17, check 51, converge 89,
-           # idempotence 50, verify 231, destroy 15).
-           "slurm": 493}
+           "training_cluster": 335, "slurm": 493}
 UNKNOWN_SECONDS = 400
 DEFAULT_PLATFORM = "debian12"
 PLATFORMS = ["debian12", "debian13", "ubuntu2204", "ubuntu2404", "ubuntu2604"]
@@ -43,25 +36,15 @@ SITE = "site"
 # base: the site's prepare imports base's (a dpkg lock holder, a cloud-init first boot) and its verifier every base test.
 COVERED_BY_SITE = ["nvidia_driver", "cuda_toolkit", "gpu_plugins", "jupyter", "base"]
 # Scenarios in a booted QEMU guest (TCG, a core of their own for half an hour or more): the heavier tier, `make test-vm`,
-# not `make test`. storage's VM took 1,079 s in the CI run of 03aee0e and 2,071 s in that of b4050c7 (2026-12-03, a
-# slower day: the container runs beside it took 1.6 times as long too), which put .ci/run past its 60 minutes.
+# not `make test`: storage's VM alone put .ci/run past its 60 minutes (docs/benchmarks.md, Test tiers).
 VM_SCENARIOS = ["storage"]
 # nvidia_driver_kernels (real distribution kernels: kernel packages, DKMS builds, initramfs images) is one of the role
-# scenarios of `make test`. It took 2,496 s on 2026-12-05 with eight DKMS builds (too long for
-# CI); with the kernels chosen that day so that jammy and resolute get Canonical's prebuilt module (five DKMS builds:
-# noble's two and its upgrade, bookworm's one and its upgrade) it took 1,246 s alone on a quiet machine (create 13,
-# prepare 101, check 54, converge 620, re-run 64, verify 392). In the clean-clone CI run of 199fee5 (.ci/run, rc 0,
-# 5,290 s) it took 2,658 s, beside the other runs and, for most of it, two DKMS builds and two QEMU guests of
-# tests/vm/secureboot.sh on the same 2 cores; every run there took about 1.5 times its usual time. Later that day it
-# gained two refusals on real kernel files (a kernel whose headers left the archive, a failing DKMS build: about 3 min)
-# and, when Ubuntu's archive dropped 580.178.04 (09:40 UTC), jammy moved to branch 595 with DKMS (six DKMS builds).
-# Role scenarios that `make test` has no room for: `make test-extended`. The clean-clone CI run of 6746481 (2026-12-04,
-# every platform's site run with its check and re-run passes, Ubuntu 26.04 among them) did not finish in CI's 90
-# minutes: its 12 finished runs took 8,305 s, the site runs 1,047 to 1,563 s each. These run on several hosts or beside
-# fixture services (moto's S3, a metadata stand-in, NVIDIA's repository stood in for by fixture packages) and took
-# 1,351 s of runs that day (fleet_upgrade 590, backup 276, hardening_ssh_release 249, spot 236) plus about 300 s for
-# gpu_monitoring_exporters and docker_ce; what each proves is untouched by the site runs but for the same roles'
-# defaults, which site covers on every platform.
+# scenarios of `make test`; its kernels are chosen so that as few as possible need a DKMS build, which is most of its
+# time (its run times: docs/benchmarks.md).
+# Role scenarios that `make test` has no room for in CI's 90 minutes (docs/benchmarks.md): `make test-extended`. These
+# run on several hosts or beside fixture services (moto's S3, a metadata stand-in, NVIDIA's repository stood in for by
+# fixture packages); what each proves is untouched by the site runs but for the same roles' defaults, which site covers
+# on every platform.
 # training_cluster (three containers, an Open MPI allreduce through the hardened firewall) came after that run: CI's time
 # was already at its limit.
 # slurm (three hardened containers: slurmctld, two slurmd, jobs through the firewall; a fourth that bakes the CLOUD nodes'
@@ -73,10 +56,9 @@ EXTENDED_SCENARIOS = ["fleet_upgrade", "backup", "spot", "hardening_ssh_release"
 # connection itself (`script` for the SSH rollback guard, `meta: reset_connection`, `wait_for_connection`, become).
 # Everything else goes under Mitogen (scripts/mitogen/ansible-playbook: one Python interpreter per container instead of
 # a `docker exec` per task), these runs' check and idempotence passes included: what those passes assert (nothing
-# changes, --check goes through) is the modules' own logic, which the connection does not touch. Until 2026-12-06
-# site@debian12's first converge was the plain one: 842 s of its 1,188 s in the CI run of 19528cd, against 331-368 s
-# for the same converge under Mitogen on the other platforms, which kept .ci/run over its 60 minutes (`make demo` and
-# benchmarks/rerun_floor.sh run site.yml on plain Ansible).
+# changes, --check goes through) is the modules' own logic, which the connection does not touch. site@debian12 converges
+# under Mitogen too: on plain Ansible its first converge took more than twice as long (docs/benchmarks.md); `make demo`
+# and benchmarks/rerun_floor.sh run site.yml on plain Ansible.
 PLAIN_RUNS = ["hardening@debian12", "hardening_lockout@debian12"]
 
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "molecule")

@@ -3,9 +3,9 @@
 Test harness only (scripts/mitogen/ansible-playbook runs it for the Molecule runs under Mitogen). Mitogen's planner
 lists every installed collection (ansible.collections.list.list_collection_dirs: the ~100 collections of the `ansible`
 bundle, each MANIFEST.json read) for each module of a collection it runs, and keeps the answer in the worker process
-that Ansible forks for that one task, so every such task pays it again: 404 of the 9,414 py-spy samples of a
-site@debian13 re-run (2026-12-04), about 10 s of its 162 s. Here the controller lists them once, before the first task,
-and every forked worker inherits the list. Usage: python run_playbook.py ANSIBLE_PLAYBOOK_PATH ARGS...
+that Ansible forks for that one task, so every such task pays it again (about 6% of a site re-run: docs/benchmarks.md).
+Here the controller lists them once, before the first task, and every forked worker inherits the list.
+Usage: python run_playbook.py ANSIBLE_PLAYBOOK_PATH ARGS...
 """
 import runpy
 import sys

@@ -216,3 +216,32 @@ def test_a_restricted_ssh_port_spelled_as_a_string_passes_the_firewall_preflight
     out = result.stdout
     assert result.returncode == 0, out
     assert "Invalid firewall settings" not in out, out
+
+
+DRIVER_PLATFORMS = {"Fedora": ("41", "41", "RedHat"), "Debian": ("10", "10.13", "Debian"),
+                    "Ubuntu": ("18", "18.04", "Debian"), "Rocky": ("10", "10.0", "RedHat")}
+
+
+@pytest.mark.parametrize("role", ["nvidia_driver", "cuda_toolkit"])
+@pytest.mark.parametrize("distribution", ["Fedora", "Debian", "Ubuntu", "Rocky"])
+def test_driver_roles_refuse_an_unsupported_platform_by_name(role, distribution, tmp_path):
+    """Issue 54: nvidia_driver and cuda_toolkit check their platforms through common's preflight, as the other roles."""
+    major, version, family = DRIVER_PLATFORMS[distribution]
+    result = preflight("driver_platform_refuses.yml", "--tags", "%s_preflight" % role, "-e", "driver_role=%s" % role,
+                       "-e", "fake_distribution=%s fake_major=%s fake_version=%s fake_family=%s"
+                       % (distribution, major, version, family), "-e", "%s_sysfs_root=%s" % (role, tmp_path))
+    out = result.stdout
+    assert result.returncode != 0, out
+    assert "%s %s on localhost" % (distribution, version) in out, out
+    assert "is not supported by gpuops.gpu_server.%s. Supported:" % role in out, out
+    assert "Debian 11/12/13, Ubuntu 20.04/22.04/24.04/26.04, EL 8/9" in " ".join(out.split()), out
+
+
+def test_driver_role_passes_the_platform_check_on_debian_12(tmp_path):
+    """Negative control: Debian 12 passes the platform check (and, baking an image, the whole preflight)."""
+    result = preflight("driver_platform_refuses.yml", "--tags", "nvidia_driver_preflight", "-e", "driver_role=nvidia_driver",
+                       "-e", "fake_distribution=Debian fake_major=12 fake_version=12.8 fake_family=Debian",
+                       "-e", "nvidia_driver_sysfs_root=%s" % tmp_path, "-e", "nvidia_driver_bake=true")
+    out = result.stdout
+    assert result.returncode == 0, out
+    assert "is not supported by" not in out, out

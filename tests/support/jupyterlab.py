@@ -116,8 +116,8 @@ def run_first_cell(driver, url, notebook, screenshot):
     try:
         editor = wait(driver, 90, editors, "the notebook to open")[0]
     except AssertionError:
-        # On a busy CI machine the lab page once stalled while loading (site@ubuntu2404, 2026-12-02): load it once more,
-        # as a user would; it must still open.
+        # On a busy CI machine the lab page once stalled while loading: load it once more, as a user would; it must still
+        # open.
         driver.refresh()
         editor = wait(driver, 120, editors, "the notebook to open after a reload")[0]
     # A user waits for the kernel to be idle before running a cell (one sent earlier would be queued).

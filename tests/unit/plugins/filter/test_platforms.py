@@ -63,15 +63,39 @@ def test_malformed_data_is_refused_with_a_message(data):
         SUPPORTED(facts('Debian', '12'), data)
 
 
+# Roles without platform data of their own, each for a reason: internal roles that run only inside a parent role, whose
+# preflight checked the platform (common, pki, vendor_repo), and the operations that run on hosts the driver roles
+# set up, through those roles (gpu_acceptance, upgrade_driver), or in a Python environment of their own (jupyter).
+NO_PLATFORMS = {'common', 'pki', 'vendor_repo', 'gpu_acceptance', 'upgrade_driver', 'jupyter'}
+
+
 @pytest.mark.parametrize('path', sorted(glob.glob(os.path.join(ROLES, '*', 'vars', 'main.yml'))))
 def test_every_role_data_renders(path):
-    """Every role's _<role>_supported_platforms has the shape the common preflight reads."""
+    """Every role's _<role>_supported_platforms has the shape the common preflight reads; a role without it fails
+    here unless NO_PLATFORMS names it (nvidia_driver and cuda_toolkit were skipped before issue 54)."""
     role = path.split(os.sep)[-3]
     data = yaml.safe_load(open(path)) or {}
     key = '_%s_supported_platforms' % role
-    if key not in data:
-        pytest.skip('%s keeps no supported platforms' % role)
+    if role in NO_PLATFORMS:
+        return
+    assert key in data, '%s keeps no supported platforms (vars/main.yml %s)' % (role, key)
     assert TEXT(data[key])
     for distribution, majors in data[key].items():
         for major in majors or ['1']:
             assert SUPPORTED(facts(distribution, major), data[key])
+
+
+def test_no_platforms_names_only_existing_roles():
+    assert NO_PLATFORMS <= set(os.listdir(ROLES))
+
+
+@pytest.mark.parametrize('role', ['nvidia_driver', 'cuda_toolkit'])
+def test_the_driver_roles_declare_the_platforms_they_have_data_for(role):
+    """Issue 54: the driver and toolkit declare Debian 11-13, Ubuntu 20.04-26.04 and EL 8/9, and a release
+    they have no table for (Debian 10, Ubuntu 18, EL 10, Fedora) is refused by common's preflight."""
+    data = yaml.safe_load(open(os.path.join(ROLES, role, 'vars', 'main.yml')))['_%s_supported_platforms' % role]
+    assert data == BASE
+    assert SUPPORTED(facts('Ubuntu', '24'), data) and SUPPORTED(facts('Rocky', '9', 'RedHat'), data)
+    for refused in (facts('Debian', '10'), facts('Ubuntu', '18'), facts('RedHat', '10', 'RedHat'),
+                    facts('Fedora', '41', 'RedHat')):
+        assert not SUPPORTED(refused, data)

@@ -14,7 +14,7 @@ import pytest
 
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _kernels as k
 
-# Measured 2026-12-03 in an Ubuntu 24.04 container after apt-get install linux-image-6.8.0-149-generic
+# Recorded 2026-12-03 in an Ubuntu 24.04 container after apt-get install linux-image-6.8.0-149-generic
 # nvidia-headless-no-dkms-580-server nvidia-utils-580-server linux-modules-nvidia-580-server-6.8.0-149-generic:
 # modinfo -k 6.8.0-149-generic nvidia (the lines this module reads, among others; vermagic ends with a blank).
 MODINFO_580_NOBLE = (
