@@ -395,22 +395,36 @@ class Host(object):
         self.timeout = module.params['timeout']
         self._modinfo = None
 
-    def run(self, argv, max_bytes=_SMALL_OUTPUT):
-        return _command.run(argv, timeout=self.timeout, max_bytes=max_bytes)
+    def run(self, argv, what, ok=(0,), max_bytes=_SMALL_OUTPUT, fail=True):
+        """Run ARGV (time- and size-bound through _command.run) and return ``(rc, out, err, problem)``.
+
+        ``problem`` is None when the command answered with an exit code that ``ok`` accepts (a tuple of codes, a
+        function of the code and stderr, or None for any code); otherwise it is the message: the CommandError of a
+        command that could not answer, or _command.failure_message of a refused exit code. With ``fail`` the
+        module ends there instead, with "WHAT: <the CommandError>" or the failure_message. The one place that
+        handles a failed command of this module.
+        """
+        try:
+            rc, out, err = _command.run(argv, timeout=self.timeout, max_bytes=max_bytes)
+        except _command.CommandError as e:
+            if fail:
+                self.module.fail_json(msg='%s: %s' % (what, e))
+            return None, '', '', str(e)
+        accepted = ok is None or (ok(rc, err) if callable(ok) else rc in ok)
+        problem = None if accepted else _command.failure_message(argv, rc, err, out)
+        if problem and fail:
+            self.module.fail_json(msg=problem)
+        return rc, out, err, problem
 
     def mok_test_key(self, certificate):
         """What ``mokutil --test-key CERTIFICATE`` prints; '' when the certificate or mokutil is missing."""
         mokutil = self.module.get_bin_path('mokutil')
         if not mokutil or not os.path.isfile(certificate):
             return ''
-        try:
-            _rc, out, err = self.run([mokutil, '--test-key', certificate])
-        except _command.CommandError as e:
-            self.fail(e, 'asking mokutil whether %s is enrolled' % certificate)
+        # Its exit code is not judged: it exits non-zero for "not enrolled" as for errors; its words are the answer.
+        _rc, out, err, _problem = self.run([mokutil, '--test-key', certificate],
+                                           'asking mokutil whether %s is enrolled' % certificate, ok=None)
         return (out or '') + (err or '')
-
-    def fail(self, error, what):
-        self.module.fail_json(msg='%s: %s' % (what, error))
 
     def modinfo_argv(self, release, name):
         if self._modinfo is None:
@@ -424,11 +438,9 @@ class Host(object):
 
     def nvidia_module(self, release):
         for name in self.module.params['module_names']:
-            argv = self.modinfo_argv(release, name)
-            try:
-                rc, out, _err = self.run(argv)
-            except _command.CommandError as e:
-                self.fail(e, 'reading the NVIDIA module of kernel %s' % release)
+            # An exit code other than 0 is kmod's "not found": no module by this name.
+            rc, out, _err, _problem = self.run(self.modinfo_argv(release, name),
+                                               'reading the NVIDIA module of kernel %s' % release, ok=None)
             fields = _kernels.parse_modinfo(out) if rc == 0 else {}
             if fields.get('filename'):
                 return dict((k, fields.get(k, '')) for k in _MODULE_FIELDS)
@@ -438,11 +450,9 @@ class Host(object):
         listed = _kernels.module_listed(self.root, release, 'nova_core')
         if listed is not None:
             return listed
-        try:
-            rc, _out, _err = self.run(self.modinfo_argv(release, 'nova_core'))
-        except _command.CommandError:
-            return None
-        return rc == 0
+        rc, _out, _err, problem = self.run(self.modinfo_argv(release, 'nova_core'), 'asking modinfo for nova_core',
+                                           ok=None, fail=False)
+        return None if problem else rc == 0
 
     def initramfs(self, release, blacklist_file, on_disk, disk_reason):
         image = _kernels.resolve_in_root(self.root, os.path.join(self.root, 'boot', 'initrd.img-' + release))
@@ -460,13 +470,9 @@ class Host(object):
             return shown, 'unreadable', 'unmkinitramfs was not found (install initramfs-tools-core)'
         tree = tempfile.mkdtemp(prefix='gpuops-initramfs-')
         try:
-            argv = [tool, image, tree]
-            try:
-                rc, out, err = self.run(argv)
-            except _command.CommandError as e:
-                return shown, 'unreadable', str(e)
-            if rc != 0:
-                return shown, 'unreadable', _command.failure_message(argv, rc, err, out)
+            _rc, _out, _err, problem = self.run([tool, image, tree], 'extracting %s' % shown, fail=False)
+            if problem:
+                return shown, 'unreadable', problem
             state, reason = _kernels.blacklist_state(tree, os.path.basename(blacklist_file), on_disk)
             return shown, state, reason
         finally:
@@ -493,24 +499,16 @@ class Host(object):
         """The installed kernel, headers and NVIDIA modules packages with their versions."""
         argv = self.dpkg_query_argv(['-W', '-f', '${Package}\\t${Status}\\t${Version}\\n', 'linux-image-*',
                                      'linux-headers-*', 'linux-modules-nvidia-*'])
-        try:
-            rc, out, err = self.run(argv, max_bytes=_LIST_OUTPUT)
-        except _command.CommandError as e:
-            self.fail(e, 'reading the installed kernel packages')
         # dpkg-query exits 1 when a pattern matches nothing; what it printed is still the answer.
-        if rc not in (0, 1):
-            self.module.fail_json(msg=_command.failure_message(argv, rc, err, out))
+        _rc, out, _err, _problem = self.run(argv, 'reading the installed kernel packages', ok=(0, 1),
+                                            max_bytes=_LIST_OUTPUT)
         return _kernels.installed_versions(out)
 
     def madison(self, names):
         """The versions apt offers for NAMES (apt-cache madison)."""
         argv = self.apt_cache_argv(['madison'] + [n.split('=', 1)[0] for n in names])
-        try:
-            rc, out, err = self.run(argv, max_bytes=_LIST_OUTPUT)
-        except _command.CommandError as e:
-            self.fail(e, 'reading the versions of %s' % ', '.join(names))
-        if rc != 0:
-            self.module.fail_json(msg=_command.failure_message(argv, rc, err, out))
+        _rc, out, _err, _problem = self.run(argv, 'reading the versions of %s' % ', '.join(names),
+                                            max_bytes=_LIST_OUTPUT)
         return _kernels.parse_madison(out)
 
     def control(self, names, installed):
@@ -522,13 +520,9 @@ class Host(object):
             argv = self.dpkg_query_argv(['-s'] + list(names))
         else:
             argv = self.apt_cache_argv(['show', '--no-all-versions'] + list(names))
-        try:
-            rc, out, err = self.run(argv, max_bytes=_LIST_OUTPUT)
-        except _command.CommandError as e:
-            self.fail(e, 'reading the control data of %s' % ', '.join(names))
         # dpkg-query -s exits 1 when a package is not installed; it still prints the installed ones.
-        if rc != 0 and not (installed and rc == 1):
-            self.module.fail_json(msg=_command.failure_message(argv, rc, err, out))
+        _rc, out, _err, _problem = self.run(argv, 'reading the control data of %s' % ', '.join(names),
+                                            ok=(0, 1) if installed else (0,), max_bytes=_LIST_OUTPUT)
         return _kernels.parse_control(out)
 
     def prebuilt_versions(self, releases, known):
@@ -556,26 +550,18 @@ class Host(object):
         return ''
 
     def known_packages(self):
-        argv = self.apt_cache_argv(['pkgnames'])
-        try:
-            rc, out, err = self.run(argv, max_bytes=_LIST_OUTPUT)
-        except _command.CommandError as e:
-            self.fail(e, 'reading the package names apt knows')
-        if rc != 0:
-            self.module.fail_json(msg=_command.failure_message(argv, rc, err, out))
+        _rc, out, _err, _problem = self.run(self.apt_cache_argv(['pkgnames']), 'reading the package names apt knows',
+                                            max_bytes=_LIST_OUTPUT)
         return _kernels.package_names(out)
 
     def image_metapackages(self, releases):
         argv = self.dpkg_query_argv(['-W', '-f', '${Package}\\t${Status}\\t${Depends}\\n', 'linux-image-*'])
-        try:
-            rc, out, err = self.run(argv, max_bytes=_LIST_OUTPUT)
-        except _command.CommandError as e:
-            self.fail(e, 'reading the installed linux-image packages')
-        # dpkg-query -W exits 1 when no installed or known package matches the pattern.
-        if rc == 1 and 'no packages found' in err:
+        # dpkg-query -W exits 1 when no installed or known package matches the pattern: no metapackage.
+        rc, out, _err, _problem = self.run(argv, 'reading the installed linux-image packages',
+                                           ok=lambda code, stderr: code == 0 or (code == 1 and 'no packages found' in stderr),
+                                           max_bytes=_LIST_OUTPUT)
+        if rc == 1:
             return {}
-        if rc != 0:
-            self.module.fail_json(msg=_command.failure_message(argv, rc, err, out))
         return _kernels.image_metapackages(out, releases)
 
 
