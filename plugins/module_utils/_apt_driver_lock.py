@@ -35,7 +35,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.gpuops.gpu_server.plugins.module_utils._kernels import upstream_version
+from ansible_collections.gpuops.gpu_server.plugins.module_utils._deb_control import upstream_version
 
 # The first branch packaged without the branch in its names and locked by a pinning package (guide r590, 4.1.1).
 PINNING_FIRST_BRANCH = 590

@@ -5,7 +5,7 @@
 
 """Data: CUDA releases and the drivers that run them, NVIDIA driver branches. Literals only, one row per line.
 
-The logic that reads these tables lives in _compat.py; tests/unit/plugins/module_utils/test_data.py checks every row.
+The logic that reads these tables lives in _compat_cuda.py and _compat_gpu.py; tests/unit/plugins/module_utils/test_data.py checks every row.
 """
 
 from __future__ import (absolute_import, division, print_function)
@@ -22,7 +22,7 @@ __metaclass__ = type
 # Linux value for them could not be verified here: they are left out until someone reads it. Whoever adds
 # them: NVIDIA versions the 13.4 GA release 13.4.1 ("the third digit is a build number and does not indicate an
 # update release", https://docs.nvidia.com/cuda/archive/13.4.1/cuda-toolkit-release-notes/index.html) and 13.4
-# Update 1 13.4.2, so from 13.4 on X.Y.U no longer spells "Update U" (see _compat.parse_cuda).
+# Update 1 13.4.2, so from 13.4 on X.Y.U no longer spells "Update U" (see _compat_versions.parse_cuda).
 # 13.3 GA and 13.3 Update 1 both list 610.43.02 (checked again 2026-12-03): Update 1 shipped no new
 # driver, NVIDIA's own installers bundle the same one, cuda_13.3.0_610.43.02_linux.run and
 # https://developer.download.nvidia.com/compute/cuda/13.3.1/local_installers/cuda_13.3.1_610.43.02_linux.run

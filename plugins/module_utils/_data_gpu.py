@@ -6,7 +6,7 @@
 """Data: GPU architectures, PCI device ids, product names and chip code names. Literals only, one row per line.
 
 Architecture names are spelled exactly as nvidia-smi prints ``product_architecture``. The exact lookups over
-these tables live in _gpu_lookup.py, the logic that reasons with them in _compat.py;
+these tables live in _gpu_lookup.py, the logic that reasons with them in _compat_gpu.py and _compat.py;
 tests/unit/plugins/module_utils/test_data.py checks every row.
 """
 

@@ -5,7 +5,7 @@
 
 """Data: the CUDA wheels PyTorch published per release. Literals only, one row per line.
 
-The logic that reads these tables lives in _compat.py; tests/unit/plugins/module_utils/test_data.py checks every row.
+The logic that reads these tables lives in _compat_torch.py; tests/unit/plugins/module_utils/test_data.py checks every row.
 """
 
 from __future__ import (absolute_import, division, print_function)

@@ -12,7 +12,8 @@ from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _command
-from ansible_collections.gpuops.gpu_server.plugins.module_utils import _compat
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _compat_cuda
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _compat_gpu
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _nvidia_smi
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _pci
 
@@ -63,8 +64,8 @@ def resolve_architecture(gpu, pci_by_bus=None, pci_ids=None):
     chip code name of its PCI id in the host's pci.ids (``pci.ids``), else the embedded PCI id table
     (``pci_device_id``), else its product name (``product_name``). ``pci_ids``: :func:`_pci.load_pci_ids`
     names; None reads the host's database."""
-    if _compat.canonical_architecture(gpu.get('architecture')):
-        return _compat.canonical_architecture(gpu['architecture']), 'nvidia-smi'
+    if _compat_gpu.canonical_architecture(gpu.get('architecture')):
+        return _compat_gpu.canonical_architecture(gpu['architecture']), 'nvidia-smi'
     pci_id = gpu.get('pci_device_id')
     if not pci_id and pci_by_bus and gpu.get('pci_bus_id') in pci_by_bus:
         pci_id = pci_by_bus[gpu['pci_bus_id']]['pci_device_id']
@@ -91,7 +92,7 @@ def from_report(report, pci_devices, pci_ids=None):
     cuda = report.get('cuda_version')
     if cuda is None and report.get('driver_version'):
         try:
-            cuda = _compat.driver_cuda_version(report['driver_version'])
+            cuda = _compat_cuda.driver_cuda_version(report['driver_version'])
         except ValueError:
             cuda = None
     return {

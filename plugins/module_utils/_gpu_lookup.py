@@ -7,7 +7,7 @@
 (``GP108``) or a product name (``NVIDIA H100 80GB HBM3``) to its architecture, a product name to its nominal
 device-memory bandwidth (the most specific row that names the whole model, never a shorter model's row).
 
-Beside the data, not in _compat.py, so that the PCI reader (_pci.py) names devices without the compatibility
+Beside the data, not in _compat_gpu.py, so that the PCI reader (_pci.py) names devices without the compatibility
 logic. Never raises: what is not a string or not known is None.
 
 Private to this collection: no compatibility promise to other collections.

@@ -20,7 +20,7 @@ __metaclass__ = type
 
 import re
 
-from ansible_collections.gpuops.gpu_server.plugins.module_utils._kernels import kernel_flavour, newest_first
+from ansible_collections.gpuops.gpu_server.plugins.module_utils._kernel_release import kernel_flavour, newest_first
 
 # dpkg-query -W -f with this format (dpkg-query itself reads the \t and \n escapes) gives one line per package:
 # name, status abbreviation (ii, hi, rc ...), version, Depends.

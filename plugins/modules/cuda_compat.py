@@ -216,6 +216,10 @@ cuda_min_driver:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _compat
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _compat_cuda
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _compat_gpu
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _compat_versions
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _data_cuda
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _facts
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _pci
 from ansible_collections.gpuops.gpu_server.plugins.module_utils._module import gather_facts, host_argument_spec
@@ -227,10 +231,10 @@ SUBJECTS = _compat.SUBJECTS + ('gpus',)
 NAMES = SUBJECTS + _compat.SWITCHES
 
 VERSION_OPTIONS = (
-    ('cuda_version', _compat.CUDA_FORM),
-    ('driver_branch', _compat.BRANCH_FORM),
-    ('driver_version', _compat.DRIVER_FORM),
-    ('torch_version', _compat.TORCH_FORM),
+    ('cuda_version', _compat_versions.CUDA_FORM),
+    ('driver_branch', _compat_versions.BRANCH_FORM),
+    ('driver_version', _compat_versions.DRIVER_FORM),
+    ('torch_version', _compat_versions.TORCH_FORM),
 )
 
 
@@ -270,7 +274,7 @@ def main():
     for name, form in VERSION_OPTIONS:
         if p[name] is not None:
             try:
-                p[name] = _compat.version_text(p[name], name, form)
+                p[name] = _compat_versions.version_text(p[name], name, form)
             except ValueError as e:
                 module.fail_json(msg='cuda_compat: %s' % e)
     driver = p['driver_version']
@@ -318,14 +322,14 @@ def main():
                 for pr in problems]
     output = dict(changed=False, compatible=verdict == 'compatible', verdict=verdict, mode=result['mode'],
                   problems=problems, notes=notes, suggested_driver_branch=result['suggested_driver_branch'],
-                  architectures=[_compat.canonical_architecture(a) or a for a in archs], unknown_gpus=unknown,
+                  architectures=[_compat_gpu.canonical_architecture(a) or a for a in archs], unknown_gpus=unknown,
                   driver_version=driver)
     if p['cuda_version']:
         try:
-            output['cuda_min_driver'] = dict(toolkit=_compat.cuda_min_driver(p['cuda_version'], 'toolkit'),
+            output['cuda_min_driver'] = dict(toolkit=_compat_cuda.cuda_min_driver(p['cuda_version'], 'toolkit'),
                                              minor=None)
-            if _compat.parse_cuda(p['cuda_version'])[0] in _compat.CUDA_MINOR_COMPAT_MIN_DRIVER:
-                output['cuda_min_driver']['minor'] = _compat.cuda_min_driver(p['cuda_version'], 'minor')
+            if _compat_versions.parse_cuda(p['cuda_version'])[0] in _data_cuda.CUDA_MINOR_COMPAT_MIN_DRIVER:
+                output['cuda_min_driver']['minor'] = _compat_cuda.cuda_min_driver(p['cuda_version'], 'minor')
         except ValueError:
             pass
     if verdict != 'compatible' and p['fail_on_incompatible']:

@@ -377,7 +377,14 @@ import tempfile
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _command
-from ansible_collections.gpuops.gpu_server.plugins.module_utils import _kernels
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _boot_kernels
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _deb_control
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _dkms
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _image_tree
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _initramfs
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _kernel_plan
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _kernel_release
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _modinfo
 
 _MODULE_NAME = re.compile(r'^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}\Z')
 _MODULE_FIELDS = ('filename', 'version', 'vermagic', 'signer', 'sig_key')
@@ -395,22 +402,36 @@ class Host(object):
         self.timeout = module.params['timeout']
         self._modinfo = None
 
-    def run(self, argv, max_bytes=_SMALL_OUTPUT):
-        return _command.run(argv, timeout=self.timeout, max_bytes=max_bytes)
+    def run(self, argv, what, ok=(0,), max_bytes=_SMALL_OUTPUT, fail=True):
+        """Run ARGV (time- and size-bound through _command.run) and return ``(rc, out, err, problem)``.
+
+        ``problem`` is None when the command answered with an exit code that ``ok`` accepts (a tuple of codes, a
+        function of the code and stderr, or None for any code); otherwise it is the message: the CommandError of a
+        command that could not answer, or _command.failure_message of a refused exit code. With ``fail`` the
+        module ends there instead, with "WHAT: <the CommandError>" or the failure_message. The one place that
+        handles a failed command of this module.
+        """
+        try:
+            rc, out, err = _command.run(argv, timeout=self.timeout, max_bytes=max_bytes)
+        except _command.CommandError as e:
+            if fail:
+                self.module.fail_json(msg='%s: %s' % (what, e))
+            return None, '', '', str(e)
+        accepted = ok is None or (ok(rc, err) if callable(ok) else rc in ok)
+        problem = None if accepted else _command.failure_message(argv, rc, err, out)
+        if problem and fail:
+            self.module.fail_json(msg=problem)
+        return rc, out, err, problem
 
     def mok_test_key(self, certificate):
         """What ``mokutil --test-key CERTIFICATE`` prints; '' when the certificate or mokutil is missing."""
         mokutil = self.module.get_bin_path('mokutil')
         if not mokutil or not os.path.isfile(certificate):
             return ''
-        try:
-            _rc, out, err = self.run([mokutil, '--test-key', certificate])
-        except _command.CommandError as e:
-            self.fail(e, 'asking mokutil whether %s is enrolled' % certificate)
+        # Its exit code is not judged: it exits non-zero for "not enrolled" as for errors; its words are the answer.
+        _rc, out, err, _problem = self.run([mokutil, '--test-key', certificate],
+                                           'asking mokutil whether %s is enrolled' % certificate, ok=None)
         return (out or '') + (err or '')
-
-    def fail(self, error, what):
-        self.module.fail_json(msg='%s: %s' % (what, error))
 
     def modinfo_argv(self, release, name):
         if self._modinfo is None:
@@ -424,28 +445,24 @@ class Host(object):
 
     def nvidia_module(self, release):
         for name in self.module.params['module_names']:
-            argv = self.modinfo_argv(release, name)
-            try:
-                rc, out, _err = self.run(argv)
-            except _command.CommandError as e:
-                self.fail(e, 'reading the NVIDIA module of kernel %s' % release)
-            fields = _kernels.parse_modinfo(out) if rc == 0 else {}
+            # An exit code other than 0 is kmod's "not found": no module by this name.
+            rc, out, _err, _problem = self.run(self.modinfo_argv(release, name),
+                                               'reading the NVIDIA module of kernel %s' % release, ok=None)
+            fields = _modinfo.parse_modinfo(out) if rc == 0 else {}
             if fields.get('filename'):
                 return dict((k, fields.get(k, '')) for k in _MODULE_FIELDS)
         return {}
 
     def nova_core(self, release):
-        listed = _kernels.module_listed(self.root, release, 'nova_core')
+        listed = _boot_kernels.module_listed(self.root, release, 'nova_core')
         if listed is not None:
             return listed
-        try:
-            rc, _out, _err = self.run(self.modinfo_argv(release, 'nova_core'))
-        except _command.CommandError:
-            return None
-        return rc == 0
+        rc, _out, _err, problem = self.run(self.modinfo_argv(release, 'nova_core'), 'asking modinfo for nova_core',
+                                           ok=None, fail=False)
+        return None if problem else rc == 0
 
     def initramfs(self, release, blacklist_file, on_disk, disk_reason):
-        image = _kernels.resolve_in_root(self.root, os.path.join(self.root, 'boot', 'initrd.img-' + release))
+        image = _image_tree.resolve_in_root(self.root, os.path.join(self.root, 'boot', 'initrd.img-' + release))
         shown = '/boot/initrd.img-' + release if self.root == '/' else image
         if not os.path.isfile(image):
             if not blacklist_file:
@@ -460,14 +477,10 @@ class Host(object):
             return shown, 'unreadable', 'unmkinitramfs was not found (install initramfs-tools-core)'
         tree = tempfile.mkdtemp(prefix='gpuops-initramfs-')
         try:
-            argv = [tool, image, tree]
-            try:
-                rc, out, err = self.run(argv)
-            except _command.CommandError as e:
-                return shown, 'unreadable', str(e)
-            if rc != 0:
-                return shown, 'unreadable', _command.failure_message(argv, rc, err, out)
-            state, reason = _kernels.blacklist_state(tree, os.path.basename(blacklist_file), on_disk)
+            _rc, _out, _err, problem = self.run([tool, image, tree], 'extracting %s' % shown, fail=False)
+            if problem:
+                return shown, 'unreadable', problem
+            state, reason = _initramfs.blacklist_state(tree, os.path.basename(blacklist_file), on_disk)
             return shown, state, reason
         finally:
             _remove_tree(tree)
@@ -479,7 +492,7 @@ class Host(object):
                                       'inventory the kernels)')
         argv = [dpkg_query]
         if self.root != '/':
-            argv.append('--admindir=' + _kernels.resolve_in_root(self.root, os.path.join(self.root, 'var/lib/dpkg')))
+            argv.append('--admindir=' + _image_tree.resolve_in_root(self.root, os.path.join(self.root, 'var/lib/dpkg')))
         return argv + list(args)
 
     def apt_cache_argv(self, args):
@@ -493,25 +506,17 @@ class Host(object):
         """The installed kernel, headers and NVIDIA modules packages with their versions."""
         argv = self.dpkg_query_argv(['-W', '-f', '${Package}\\t${Status}\\t${Version}\\n', 'linux-image-*',
                                      'linux-headers-*', 'linux-modules-nvidia-*'])
-        try:
-            rc, out, err = self.run(argv, max_bytes=_LIST_OUTPUT)
-        except _command.CommandError as e:
-            self.fail(e, 'reading the installed kernel packages')
         # dpkg-query exits 1 when a pattern matches nothing; what it printed is still the answer.
-        if rc not in (0, 1):
-            self.module.fail_json(msg=_command.failure_message(argv, rc, err, out))
-        return _kernels.installed_versions(out)
+        _rc, out, _err, _problem = self.run(argv, 'reading the installed kernel packages', ok=(0, 1),
+                                            max_bytes=_LIST_OUTPUT)
+        return _deb_control.installed_versions(out)
 
     def madison(self, names):
         """The versions apt offers for NAMES (apt-cache madison)."""
         argv = self.apt_cache_argv(['madison'] + [n.split('=', 1)[0] for n in names])
-        try:
-            rc, out, err = self.run(argv, max_bytes=_LIST_OUTPUT)
-        except _command.CommandError as e:
-            self.fail(e, 'reading the versions of %s' % ', '.join(names))
-        if rc != 0:
-            self.module.fail_json(msg=_command.failure_message(argv, rc, err, out))
-        return _kernels.parse_madison(out)
+        _rc, out, _err, _problem = self.run(argv, 'reading the versions of %s' % ', '.join(names),
+                                            max_bytes=_LIST_OUTPUT)
+        return _deb_control.parse_madison(out)
 
     def control(self, names, installed):
         """``parse_control`` of NAMES as installed (dpkg-query -s) or as apt's candidates (apt-cache show
@@ -522,61 +527,49 @@ class Host(object):
             argv = self.dpkg_query_argv(['-s'] + list(names))
         else:
             argv = self.apt_cache_argv(['show', '--no-all-versions'] + list(names))
-        try:
-            rc, out, err = self.run(argv, max_bytes=_LIST_OUTPUT)
-        except _command.CommandError as e:
-            self.fail(e, 'reading the control data of %s' % ', '.join(names))
         # dpkg-query -s exits 1 when a package is not installed; it still prints the installed ones.
-        if rc != 0 and not (installed and rc == 1):
-            self.module.fail_json(msg=_command.failure_message(argv, rc, err, out))
-        return _kernels.parse_control(out)
+        _rc, out, _err, _problem = self.run(argv, 'reading the control data of %s' % ', '.join(names),
+                                            ok=(0, 1) if installed else (0,), max_bytes=_LIST_OUTPUT)
+        return _deb_control.parse_control(out)
 
     def prebuilt_versions(self, releases, known):
         """The driver version the host has (or gets) and the driver version each of Canonical's prebuilt module
-        packages for RELEASES was built from (``_kernels.driver_versions``); nothing to judge on Debian, with
+        packages for RELEASES was built from (``_deb_control.driver_versions``); nothing to judge on Debian, with
         source=dkms, or when the archive has no prebuilt package for these kernels."""
         p = self.module.params
-        prebuilt = [n for n in (_kernels.prebuilt_package(p['branch'], p['kernel_module'], r) for r in releases)
+        prebuilt = [n for n in (_kernel_plan.prebuilt_package(p['branch'], p['kernel_module'], r) for r in releases)
                     if n in known]
         if not prebuilt or p['source'] == 'dkms':
             return '', {}
         common = 'nvidia-kernel-common-%s-server' % p['branch']
         names = prebuilt + [common]
-        version, built = _kernels.driver_versions(self.control(names, True),
-                                                  self.control([n for n in names if n in known], False),
-                                                  common, prebuilt, p['branch'])
+        version, built = _deb_control.driver_versions(self.control(names, True),
+                                                      self.control([n for n in names if n in known], False),
+                                                      common, prebuilt, p['branch'])
         return p['driver_version'] or version, built
 
     def family(self):
         for path in ('etc/os-release', 'usr/lib/os-release'):
-            data, _reason = _kernels.read_bounded(
-                _kernels.resolve_in_root(self.root, os.path.join(self.root, path)), _kernels.MAX_OS_RELEASE_BYTES)
+            data, _reason = _image_tree.read_bounded(
+                _image_tree.resolve_in_root(self.root, os.path.join(self.root, path)), _kernel_plan.MAX_OS_RELEASE_BYTES)
             if data is not None:
-                return _kernels.os_family(data)
+                return _kernel_plan.os_family(data)
         return ''
 
     def known_packages(self):
-        argv = self.apt_cache_argv(['pkgnames'])
-        try:
-            rc, out, err = self.run(argv, max_bytes=_LIST_OUTPUT)
-        except _command.CommandError as e:
-            self.fail(e, 'reading the package names apt knows')
-        if rc != 0:
-            self.module.fail_json(msg=_command.failure_message(argv, rc, err, out))
-        return _kernels.package_names(out)
+        _rc, out, _err, _problem = self.run(self.apt_cache_argv(['pkgnames']), 'reading the package names apt knows',
+                                            max_bytes=_LIST_OUTPUT)
+        return _deb_control.package_names(out)
 
     def image_metapackages(self, releases):
         argv = self.dpkg_query_argv(['-W', '-f', '${Package}\\t${Status}\\t${Depends}\\n', 'linux-image-*'])
-        try:
-            rc, out, err = self.run(argv, max_bytes=_LIST_OUTPUT)
-        except _command.CommandError as e:
-            self.fail(e, 'reading the installed linux-image packages')
-        # dpkg-query -W exits 1 when no installed or known package matches the pattern.
-        if rc == 1 and 'no packages found' in err:
+        # dpkg-query -W exits 1 when no installed or known package matches the pattern: no metapackage.
+        rc, out, _err, _problem = self.run(argv, 'reading the installed linux-image packages',
+                                           ok=lambda code, stderr: code == 0 or (code == 1 and 'no packages found' in stderr),
+                                           max_bytes=_LIST_OUTPUT)
+        if rc == 1:
             return {}
-        if rc != 0:
-            self.module.fail_json(msg=_command.failure_message(argv, rc, err, out))
-        return _kernels.image_metapackages(out, releases)
+        return _deb_control.image_metapackages(out, releases)
 
 
 def _remove_tree(tree):
@@ -611,7 +604,7 @@ def check_params(module):
         if not p['branch']:
             module.fail_json(msg='branch is required when plan is true, for example 580')
         try:
-            _kernels.check_plan_arguments('Ubuntu', p['branch'], p['kernel_module'], p['source'], p['dkms_package'])
+            _kernel_plan.check_plan_arguments('Ubuntu', p['branch'], p['kernel_module'], p['source'], p['dkms_package'])
         except ValueError as e:
             module.fail_json(msg=str(e))
 
@@ -626,15 +619,15 @@ def select_kernels(module, bootable):
                              'lib/modules/<release> directory); the bootable kernels are: %s' % (
                                  ', '.join(repr(k) for k in not_bootable), 'is' if len(not_bootable) == 1 else 'are',
                                  module.params['root'], ', '.join(bootable) or 'none'))
-    return _kernels.newest_first(set(requested))
+    return _kernel_release.newest_first(set(requested))
 
 
 def read_blacklist(root, blacklist_file):
     """The bytes of the blacklist file on disk (None when absent) and a reason when it cannot be read."""
     if not blacklist_file:
         return None, None
-    path = _kernels.resolve_in_root(root, os.path.join(root, blacklist_file.lstrip('/')))
-    return _kernels.read_bounded(path, _kernels.MAX_CONFIG_BYTES)
+    path = _image_tree.resolve_in_root(root, os.path.join(root, blacklist_file.lstrip('/')))
+    return _image_tree.read_bounded(path, _initramfs.MAX_CONFIG_BYTES)
 
 
 def main():
@@ -665,7 +658,7 @@ def main():
     check_params(module)
     try:
         module.exit_json(**inventory(module))
-    except _kernels.PathRefused as e:
+    except _image_tree.PathRefused as e:
         module.fail_json(msg='root %s: %s; fix or remove the link in the tree' % (module.params['root'], e))
 
 
@@ -674,16 +667,16 @@ def inventory(module):
     p = module.params
     host = Host(module)
     running = os.uname()[2]
-    selected = select_kernels(module, _kernels.bootable_kernels(p['root']))
+    selected = select_kernels(module, _boot_kernels.bootable_kernels(p['root']))
     on_disk, disk_reason = read_blacklist(p['root'], p['blacklist_file'])
     kernels = []
     for release in selected:
         image, state, reason = host.initramfs(release, p['blacklist_file'], on_disk, disk_reason)
         kernels.append(dict(
             release=release,
-            flavour=_kernels.kernel_flavour(release),
+            flavour=_kernel_release.kernel_flavour(release),
             running=p['root'] == '/' and release == running,
-            headers=_kernels.headers_installed(p['root'], release),
+            headers=_boot_kernels.headers_installed(p['root'], release),
             nova_core=host.nova_core(release),
             module=host.nvidia_module(release),
             initramfs=image,
@@ -691,33 +684,33 @@ def inventory(module):
             initramfs_reason=reason,
         ))
     result = dict(changed=False, running=running, kernels=kernels,
-                  problems=_kernels.check(kernels, p['expect_version'], p['prebuilt_kernels'], p['prebuilt_signer']))
+                  problems=_modinfo.check(kernels, p['expect_version'], p['prebuilt_kernels'], p['prebuilt_signer']))
     if p['dkms_log']:
-        log = _kernels.newest_build_log(p['root'])
-        text, _reason = _kernels.read_bounded(log, _kernels.MAX_BUILD_LOG_BYTES) if log else (None, None)
+        log = _dkms.newest_build_log(p['root'])
+        text, _reason = _image_tree.read_bounded(log, _dkms.MAX_BUILD_LOG_BYTES) if log else (None, None)
         text = text.decode('utf-8', 'replace') if isinstance(text, bytes) else text or ''
-        result['dkms_log'] = dict(path=log, first_error=_kernels.first_build_error(text),
-                                  kernel=_kernels.build_log_kernel(text)) if log else {}
+        result['dkms_log'] = dict(path=log, first_error=_dkms.first_build_error(text),
+                                  kernel=_dkms.build_log_kernel(text)) if log else {}
     if p['plan']:
         family = host.family()
         known, metas, driver_version, built = set(), {}, '', {}
-        if family in _kernels.FAMILIES and kernels:
+        if family in _kernel_plan.FAMILIES and kernels:
             known = host.known_packages()
             metas = host.image_metapackages(selected)
             if family == 'Ubuntu':
                 driver_version, built = host.prebuilt_versions(selected, known)
-        result['plan'] = _kernels.plan(
+        result['plan'] = _kernel_plan.plan(
             [dict(release=k['release'], running=k['running'], headers_installed=k['headers']) for k in kernels],
             family, p['branch'], p['kernel_module'], p['source'], known, metas, dkms_package=p['dkms_package'],
             driver_version=driver_version, prebuilt_built_with=built)
         result['plan']['driver_version'] = driver_version
         result['plan']['prebuilt_built_with'] = built
         if result['plan']['metapackages']:
-            result['plan'] = _kernels.pin_metapackages(
+            result['plan'] = _kernel_plan.pin_metapackages(
                 result['plan'], host.installed_versions(), host.madison(result['plan']['metapackages']))
         if p['secure_boot']:
-            refusal = _kernels.secure_boot_refusal(result['plan']['kernels'], True, p['secure_boot_mode'],
-                                                   p['mok_certificate'], host.mok_test_key(p['mok_certificate']))
+            refusal = _kernel_plan.secure_boot_refusal(result['plan']['kernels'], True, p['secure_boot_mode'],
+                                                       p['mok_certificate'], host.mok_test_key(p['mok_certificate']))
             if refusal:
                 result['plan']['refusals'].append(refusal)
     return result

@@ -11,7 +11,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.gpuops.gpu_server.plugins.module_utils import _compat
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _data_cuda
 from ansible_collections.gpuops.gpu_server.tests.unit.roles.conftest import PLATFORM_FACTS
 
 VARS = '''
@@ -59,7 +59,7 @@ def test_each_platform_ships_its_branches_and_auto_picks_the_maintained_one(ansi
     # cuda_toolkit judges, before any driver is there, the branch that nvidia_driver's auto installs.
     assert got['toolkit_branch'] == auto
     # Every branch a platform ships is one the knowledge tables know, so the preflight can judge it.
-    assert all(int(b) in _compat.KNOWN_BRANCHES for b in branches)
+    assert all(int(b) in _data_cuda.KNOWN_BRANCHES for b in branches)
     assert set(open_) <= set(branches) and set(open_only) <= set(open_)
     assert auto in branches and auto not in open_only
 

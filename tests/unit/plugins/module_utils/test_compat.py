@@ -11,8 +11,14 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.gpuops.gpu_server.plugins.module_utils import _compat as c
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _compat
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _compat_cuda
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _compat_gpu
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _compat_torch
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _compat_versions
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _data_cuda
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _data_gpu
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _gpu_lookup
 
 with open(os.path.join(os.path.dirname(__file__), 'test_compat.yml')) as _f:
     CASES = yaml.safe_load(_f)
@@ -20,7 +26,7 @@ with open(os.path.join(os.path.dirname(__file__), 'test_compat.yml')) as _f:
 
 @pytest.mark.parametrize('case', CASES, ids=[case['name'] for case in CASES])
 def test_check(case):
-    result = c.check(**case['args'])
+    result = _compat.check(**case['args'])
     assert result['ok'] is case['ok'], result
     if 'mode' in case:
         assert result['mode'] == case['mode']
@@ -45,44 +51,44 @@ def test_check(case):
     ('13.0', '580.65.06'),
 ])
 def test_cuda_min_driver_toolkit(cuda, driver):
-    assert c.cuda_min_driver(cuda) == driver
+    assert _compat_cuda.cuda_min_driver(cuda) == driver
 
 
 @pytest.mark.parametrize('cuda,driver', [('11.0', '450.80.02'), ('11.8', '450.80.02'), ('12.0', '525.60.13'),
                                          ('12.9', '525.60.13'), ('13.0', '580.65.06')])
 def test_cuda_min_driver_minor(cuda, driver):
-    assert c.cuda_min_driver(cuda, 'minor') == driver
+    assert _compat_cuda.cuda_min_driver(cuda, 'minor') == driver
 
 
 @pytest.mark.parametrize('cuda,mode', [('12.7', 'toolkit'), ('10.2', 'minor'), ('abc', 'toolkit'), ('12.4', 'full')])
 def test_cuda_min_driver_refuses(cuda, mode):
     with pytest.raises(ValueError):
-        c.cuda_min_driver(cuda, mode)
+        _compat_cuda.cuda_min_driver(cuda, mode)
 
 
 @pytest.mark.parametrize('driver,cuda', [('535.104.05', '12.2'), ('550.54.15', '12.4'), ('570.86.15', '12.8'),
                                          ('580.65.06', '13.0'), ('470.182.03', '11.4'), ('390.116', '9.1'),
                                          ('520.61.05', '11.8'), ('300.1', None)])
 def test_driver_cuda_version(driver, cuda):
-    assert c.driver_cuda_version(driver) == cuda
+    assert _compat_cuda.driver_cuda_version(driver) == cuda
 
 
 @pytest.mark.parametrize('a,b,result', [('535.104.05', '535.54.03', 1), ('12.4', '12.4.0', 0), ('9.2', '10.0', -1),
                                         ('570.26', '570.124.06', -1)])
 def test_compare_versions(a, b, result):
-    assert c.compare_versions(a, b) == result
+    assert _compat_versions.compare_versions(a, b) == result
 
 
 @pytest.mark.parametrize('text,branch', [('535', 535), ('535.104.05', 535), ('535-server', 535),
                                          ('nvidia-driver-570-open', 570), (580, 580)])
 def test_driver_branch(text, branch):
-    assert c.driver_branch(text) == branch
+    assert _compat_versions.driver_branch(text) == branch
 
 
 @pytest.mark.parametrize('text', ['latest', '', None, True, '5'])
 def test_driver_branch_refuses(text):
     with pytest.raises(ValueError):
-        c.driver_branch(text)
+        _compat_versions.driver_branch(text)
 
 
 @pytest.mark.parametrize('pci_id,arch,kind', [
@@ -98,15 +104,15 @@ def test_driver_branch_refuses(text):
     ('10de:1af1', 'Ampere', 'nvswitch'), ('10de:22a3', 'Hopper', 'nvswitch'),
 ])
 def test_pci_id_exact_lookup(pci_id, arch, kind):
-    info = c.pci_id_info(pci_id)
+    info = _gpu_lookup.pci_id_info(pci_id)
     assert (info['architecture'], info['kind']) == (arch, kind)
 
 
 @pytest.mark.parametrize('pci_id', ['10de:2332', '10de:20b1', '8086:2330', 'nonsense'])
 def test_pci_id_unknown_is_none(pci_id):
     """No ranges: a neighbouring id is not guessed."""
-    assert c.pci_id_info(pci_id) is None
-    assert c.gpu_architecture(pci_id) is None
+    assert _gpu_lookup.pci_id_info(pci_id) is None
+    assert _compat_gpu.gpu_architecture(pci_id) is None
 
 
 @pytest.mark.parametrize('name,arch', [
@@ -123,7 +129,7 @@ def test_pci_id_unknown_is_none(pci_id):
     ('Matrox G200eR2', None), ('', None),
 ])
 def test_product_architecture(name, arch):
-    assert c.product_architecture(name) == arch
+    assert _gpu_lookup.product_architecture(name) == arch
 
 
 @pytest.mark.parametrize('branch,arch,ok', [
@@ -133,12 +139,12 @@ def test_product_architecture(name, arch):
     ('535', 'ada', True),
 ])
 def test_driver_supports_architecture(branch, arch, ok):
-    assert c.driver_supports_architecture(branch, arch) is ok
+    assert _compat_gpu.driver_supports_architecture(branch, arch) is ok
 
 
 def test_architectures_for_branch():
-    assert c.architectures_for_branch('470') == ['Kepler', 'Maxwell', 'Pascal', 'Volta', 'Turing', 'Ampere']
-    assert c.architectures_for_branch('590') == ['Turing', 'Ampere', 'Ada Lovelace', 'Hopper', 'Blackwell']
+    assert _compat_gpu.architectures_for_branch('470') == ['Kepler', 'Maxwell', 'Pascal', 'Volta', 'Turing', 'Ampere']
+    assert _compat_gpu.architectures_for_branch('590') == ['Turing', 'Ampere', 'Ada Lovelace', 'Hopper', 'Blackwell']
 
 
 @pytest.mark.parametrize('torch,variants', [
@@ -148,53 +154,53 @@ def test_architectures_for_branch():
     ('2.9.0+cu130', ['cu126', 'cu128', 'cu130']),
 ])
 def test_torch_cuda_variants(torch, variants):
-    assert c.torch_cuda_variants(torch) == variants
+    assert _compat_torch.torch_cuda_variants(torch) == variants
 
 
 @pytest.mark.parametrize('torch', ['0.4.1', '3.0', 'torch'])
 def test_torch_unknown(torch):
     with pytest.raises(ValueError):
-        c.torch_cuda_variants(torch)
+        _compat_torch.torch_cuda_variants(torch)
 
 
 def test_every_table_architecture_is_canonical():
     for _product, arch, _kind in _data_gpu.PCI_IDS.values():
-        assert arch in c.ARCHITECTURE_ORDER
-    assert set(c.ARCHITECTURES) == set(c.ARCHITECTURE_ORDER)
+        assert arch in _compat_gpu.ARCHITECTURE_ORDER
+    assert set(_compat_gpu.ARCHITECTURES) == set(_compat_gpu.ARCHITECTURE_ORDER)
 
 
 def test_minor_compat_floor_never_exceeds_a_toolkit_driver():
     """Within a family, the minor-compat floor is at most the toolkit driver of every later minor release
     (11.0 is the documented exception: it shipped before 450.80.02)."""
-    for version in c.known_cuda_versions():
-        major, minor = c.cuda_major_minor(version)
-        if major in c.CUDA_MINOR_COMPAT_MIN_DRIVER and (major, minor) != (11, 0):
-            assert c.version_ge(c.cuda_min_driver(version), c.CUDA_MINOR_COMPAT_MIN_DRIVER[major]), version
+    for version in _compat_cuda.known_cuda_versions():
+        major, minor = _compat_versions.cuda_major_minor(version)
+        if major in _data_cuda.CUDA_MINOR_COMPAT_MIN_DRIVER and (major, minor) != (11, 0):
+            assert _compat_versions.version_ge(_compat_cuda.cuda_min_driver(version), _data_cuda.CUDA_MINOR_COMPAT_MIN_DRIVER[major]), version
 
 
 # ---------------------------------------------------------------------------------------------
 # The steps of check(), each on its own
 
 def test_checked_versions_refuses_a_driver_of_another_branch():
-    assert c._checked_versions('12.4', '535.104.05', '535', None) == ('12.4', '535.104.05', '535', None)
-    with pytest.raises(c.CompatError, match='contradict'):
-        c._checked_versions(None, '535.104.05', '550', None)
-    with pytest.raises(c.CompatError, match='torch version'):
-        c._checked_versions(None, None, None, 'two')
+    assert _compat._checked_versions('12.4', '535.104.05', '535', None) == ('12.4', '535.104.05', '535', None)
+    with pytest.raises(_compat_versions.CompatError, match='contradict'):
+        _compat._checked_versions(None, '535.104.05', '550', None)
+    with pytest.raises(_compat_versions.CompatError, match='torch version'):
+        _compat._checked_versions(None, None, None, 'two')
 
 
 def test_known_architectures_keep_the_order_given_and_name_the_unknown():
-    archs, problems = c._known_architectures(['hopper', 'Ampere', 'Hopper', 'Foo'])
+    archs, problems = _compat._known_architectures(['hopper', 'Ampere', 'Hopper', 'Foo'])
     assert archs == ['Hopper', 'Ampere']
     assert [(p['subject'], p['message']) for p in problems] == [('architectures', "unknown GPU architecture 'Foo'")]
-    assert c._known_architectures(None) == ([], [])
+    assert _compat._known_architectures(None) == ([], [])
 
 
 @pytest.mark.parametrize('given,flavour,problem', [
     (None, None, False), ('open', 'open', False), ('proprietary', 'proprietary', False), ('Open', None, True),
 ])
 def test_kernel_module_flavour(given, flavour, problem):
-    got, problems = c._kernel_module_flavour(given)
+    got, problems = _compat._kernel_module_flavour(given)
     assert got == flavour and bool(problems) is problem
     assert all(p['subject'] == 'kernel_module' for p in problems)
 
@@ -206,25 +212,25 @@ def test_kernel_module_flavour(given, flavour, problem):
     (None, '570-open', (570, 'driver_branch')),
 ])
 def test_driver_side(driver, branch, side):
-    assert c._driver_side(driver, branch) == side
+    assert _compat._driver_side(driver, branch) == side
 
 
 def test_branch_fix_names_the_suggestion_or_says_there_is_none():
-    assert c._branch_fix('570') == "set {driver_branch} to '570'"
-    assert 'no single driver branch' in c._branch_fix(None)
+    assert _compat._branch_fix('570') == "set {driver_branch} to '570'"
+    assert 'no single driver branch' in _compat._branch_fix(None)
 
 
 @pytest.mark.parametrize('branch,mode', [(550, 'full'), (535, 'minor'), (525, 'minor'), (470, 'none')])
 def test_branch_cuda_mode(branch, mode):
     # CUDA 12.4: toolkit driver 550.54.14, minor version compatibility from 525.60.13 (CUDA 12.x).
-    assert c._branch_cuda_mode(branch, '550.54.14', '525.60.13') == mode
-    assert c._branch_cuda_mode(branch, '550.54.14', None) == ('full' if mode == 'full' else 'none')
+    assert _compat._branch_cuda_mode(branch, '550.54.14', '525.60.13') == mode
+    assert _compat._branch_cuda_mode(branch, '550.54.14', None) == ('full' if mode == 'full' else 'none')
 
 
 def test_cuda_driver_findings_on_the_lowest_branch_note_the_release_floor():
-    mode, problems, notes = c._cuda_driver_findings('12.4', None, 550, 'driver_branch', 'fix', True)
+    mode, problems, notes = _compat._cuda_driver_findings('12.4', None, 550, 'driver_branch', 'fix', True)
     assert (mode, problems) == ('full', []) and 'install a release of branch 550' in notes[0]
-    mode, problems, notes = c._cuda_driver_findings('12.4', None, 535, 'driver_branch', 'fix', False)
+    mode, problems, notes = _compat._cuda_driver_findings('12.4', None, 535, 'driver_branch', 'fix', False)
     assert mode == 'minor' and problems[0]['fix'] == 'fix' and 'minor version compatibility' in notes[0]
-    mode, problems, notes = c._cuda_driver_findings('12.99', None, 535, 'driver_branch', 'fix', True)
+    mode, problems, notes = _compat._cuda_driver_findings('12.99', None, 535, 'driver_branch', 'fix', True)
     assert mode is None and problems[0]['subject'] == 'cuda_version' and notes == []

@@ -20,8 +20,28 @@ from hypothesis import given, settings, strategies as st
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpuops.gpu_server.plugins.filter import gpu as gpu_filters
-from ansible_collections.gpuops.gpu_server.plugins.module_utils import _compat as c
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _compat
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _compat_cuda
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _compat_gpu
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _compat_torch
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _compat_versions
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _gpu_lookup
+
+# The compatibility modules (issue 54 split _compat.py by concern) and the exact lookups they ask.
+COMPAT_MODULES = (_compat_versions, _compat_cuda, _compat_gpu, _compat_torch, _compat, _gpu_lookup)
+
+
+def _own_functions(module):
+    return dict((name, value) for name, value in vars(module).items()
+                if callable(value) and not name.startswith('_') and not isinstance(value, type)
+                and getattr(value, '__module__', None) == module.__name__)
+
+
+def public_function(name):
+    """The public function NAME of the compatibility modules, from the module that defines it."""
+    [function] = [f for m in COMPAT_MODULES for n, f in _own_functions(m).items() if n == name]
+    return function
+
 
 SETTINGS = settings(max_examples=150, deadline=None, database=None)
 
@@ -45,7 +65,7 @@ scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.builds(lambda n:
                     st.floats(), st.text(max_size=20), version_like, st.binary(max_size=8))
 junk = st.one_of(scalars, st.lists(scalars, max_size=3), st.tuples(scalars, scalars),
                  st.tuples(st.integers(), st.integers()), st.dictionaries(st.text(max_size=5), scalars, max_size=2))
-architectures = st.one_of(junk, st.lists(st.one_of(st.sampled_from(c.ARCHITECTURE_ORDER + ('ada', 'Rubin')), scalars),
+architectures = st.one_of(junk, st.lists(st.one_of(st.sampled_from(_compat_gpu.ARCHITECTURE_ORDER + ('ada', 'Rubin')), scalars),
                                          max_size=4))
 
 # Every public function, with how many arguments it takes (keywords are drawn separately for check()).
@@ -64,10 +84,8 @@ PUBLIC = [
 
 
 def test_every_public_function_is_exercised():
-    # _compat's own functions and the exact lookups it takes from _gpu_lookup (callers reach them through _compat).
-    public = set(name for name, value in vars(c).items()
-                 if callable(value) and not name.startswith('_') and not isinstance(value, type)
-                 and getattr(value, '__module__', None) in (c.__name__, _gpu_lookup.__name__))
+    # The compatibility modules' own functions and the exact lookups of _gpu_lookup but memory_bandwidth_gbps (below).
+    public = set(name for module in COMPAT_MODULES for name in _own_functions(module)) - {'memory_bandwidth_gbps'}
     # memory_bandwidth_gbps is no _compat question (the acceptance test's): it is fuzzed in test_gpu_lookup.py.
     assert set(name for name, value in vars(_gpu_lookup).items()
                if callable(value) and getattr(value, '__module__', None) == _gpu_lookup.__name__) - \
@@ -82,7 +100,7 @@ ARGUMENTS = {('version_text', 3): [junk, st.text(max_size=40), st.text(max_size=
 def _answers_or_refuses(fn, *args, **kwargs):
     try:
         return fn(*args, **kwargs)
-    except c.CompatError as e:
+    except _compat_versions.CompatError as e:
         assert len(str(e)) < 1000, str(e)[:200]
         return e
 
@@ -92,7 +110,7 @@ def test_public_function_answers_or_raises_compat_error(name, arity):
     @settings(SETTINGS, max_examples=60)
     @given(st.tuples(*ARGUMENTS.get((name, arity), [junk] * arity)))
     def run(args):
-        _answers_or_refuses(getattr(c, name), *args)
+        _answers_or_refuses(public_function(name), *args)
     run()
 
 
@@ -102,15 +120,15 @@ def test_public_function_answers_or_raises_compat_error(name, arity):
     architectures=architectures, kernel_module=st.one_of(st.sampled_from(['open', 'proprietary']), junk),
     torch=st.one_of(version_like, junk), allow_minor=junk, allow_unknown_branch=junk)))
 def test_check_answers_in_shape_or_raises_compat_error(kwargs):
-    result = _answers_or_refuses(c.check, **kwargs)
-    if isinstance(result, c.CompatError):
+    result = _answers_or_refuses(_compat.check, **kwargs)
+    if isinstance(result, _compat_versions.CompatError):
         return
     assert sorted(result) == ['mode', 'notes', 'ok', 'problems', 'suggested_driver_branch']
     assert result['ok'] is (not result['problems'])
     assert result['mode'] in (None, 'full', 'minor', 'none')
     for problem in result['problems']:
-        assert problem['subject'] in c.SUBJECTS
-        assert isinstance(problem['message'], str) and isinstance(c.word(problem['fix'], {}), str)
+        assert problem['subject'] in _compat.SUBJECTS
+        assert isinstance(problem['message'], str) and isinstance(_compat.word(problem['fix'], {}), str)
     assert all(isinstance(n, str) for n in result['notes'])
 
 
@@ -126,13 +144,13 @@ def test_a_driver_version_and_a_branch_agree_or_are_refused(driver, branch, cuda
     """Issue 29: a driver version of another branch than the branch is refused, naming both; the same branch is judged."""
     same = driver[:3] == re.search(r'[0-9]{3}', branch).group(0)
     try:
-        result = c.check(cuda=cuda, driver=driver, branch=branch, architectures=['Hopper'])
-    except c.CompatError as e:
+        result = _compat.check(cuda=cuda, driver=driver, branch=branch, architectures=['Hopper'])
+    except _compat_versions.CompatError as e:
         assert not same, str(e)
         assert repr(driver) in str(e) and repr(branch) in str(e)
     else:
         assert same
-        assert result['mode'] == c.check(cuda=cuda, driver=driver, architectures=['Hopper'])['mode']
+        assert result['mode'] == _compat.check(cuda=cuda, driver=driver, architectures=['Hopper'])['mode']
 
 
 DRIVER_VERSION_FORM = re.compile(r'[0-9]{3}\.[0-9]{1,3}(\.[0-9]{1,3})?\Z')
@@ -142,17 +160,17 @@ DRIVER_VERSION_FORM = re.compile(r'[0-9]{3}\.[0-9]{1,3}(\.[0-9]{1,3})?\Z')
 @given(st.one_of(version_like, st.text(max_size=12)))
 def test_only_the_documented_driver_version_form_is_read(text):
     """NNN.NN or NNN.NN.NN in ASCII digits (surrounding blanks aside): nothing else, a bare branch neither."""
-    result = _answers_or_refuses(c.parse_driver_version, text)
-    assert isinstance(result, c.CompatError) is not bool(DRIVER_VERSION_FORM.match(text.strip()))
+    result = _answers_or_refuses(_compat_versions.parse_driver_version, text)
+    assert isinstance(result, _compat_versions.CompatError) is not bool(DRIVER_VERSION_FORM.match(text.strip()))
 
 
 @SETTINGS
 @given(version_like, st.sampled_from(['parse_version', 'parse_cuda', 'parse_driver_version', 'driver_branch',
                                       'parse_torch', 'tag_cuda']))
 def test_no_foreign_digit_is_read(text, name):
-    result = _answers_or_refuses(getattr(c, name), text)
+    result = _answers_or_refuses(public_function(name), text)
     if any(ch.isdigit() and not ch.isascii() for ch in text):
-        assert isinstance(result, c.CompatError), (name, text, result)
+        assert isinstance(result, _compat_versions.CompatError), (name, text, result)
 
 
 FILTERS = gpu_filters.FilterModule().filters()
@@ -166,7 +184,7 @@ def test_filter_answers_or_raises_ansible_filter_error(name):
 
     @settings(SETTINGS, max_examples=80)
     @given(st.sampled_from(FILTER_ARITY[name]).flatmap(
-        lambda n: st.lists(st.one_of(version_like, junk, st.sampled_from(c.ARCHITECTURE_ORDER)), min_size=n,
+        lambda n: st.lists(st.one_of(version_like, junk, st.sampled_from(_compat_gpu.ARCHITECTURE_ORDER)), min_size=n,
                            max_size=n)))
     def run(args):
         try:

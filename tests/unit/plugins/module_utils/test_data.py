@@ -14,20 +14,25 @@ import re
 
 import pytest
 
-from ansible_collections.gpuops.gpu_server.plugins.module_utils import _compat as c
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _compat
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _compat_cuda
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _compat_gpu
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _compat_torch
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _compat_versions
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _data_cuda
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _data_gpu
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _data_torch
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _data_xid
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _gpu_lookup
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _kernel_log
 
-DATA_FILES = sorted(glob.glob(os.path.join(os.path.dirname(c.__file__), '_data_*.py')))
+DATA_FILES = sorted(glob.glob(os.path.join(os.path.dirname(_compat.__file__), '_data_*.py')))
 ARCHS = [row[0] for row in _data_gpu.ARCHITECTURE_ROWS]
 
 
 def _release_version(cuda, release):
     """('12.2', 'Update 2') -> '12.2.2'; ('12.2', 'GA') -> '12.2'."""
-    update = c._release_key(cuda, release)[2]
+    update = _compat_cuda._release_key(cuda, release)[2]
     return '%s.%d' % (cuda, update) if update else cuda
 
 
@@ -52,31 +57,31 @@ def test_data_modules_hold_only_literals(path):
                          ids=['%s %s' % row[:2] for row in _data_cuda.CUDA_RELEASES])
 def test_each_cuda_release_runs_on_its_minimum_driver_and_not_on_the_branch_below(cuda, release, driver):
     version = _release_version(cuda, release)
-    assert c.cuda_min_driver(version) == driver
-    assert c.check(cuda=version, driver=driver)['mode'] == 'full'
-    branch = c.driver_branch(driver)
-    assert c.check(cuda=version, branch=str(branch))['mode'] == 'full'
-    below = c.check(cuda=version, branch=str(branch - 1), allow_minor=False)
+    assert _compat_cuda.cuda_min_driver(version) == driver
+    assert _compat.check(cuda=version, driver=driver)['mode'] == 'full'
+    branch = _compat_versions.driver_branch(driver)
+    assert _compat.check(cuda=version, branch=str(branch))['mode'] == 'full'
+    below = _compat.check(cuda=version, branch=str(branch - 1), allow_minor=False)
     assert not below['ok'] and below['mode'] in ('minor', 'none')
     assert [p['subject'] for p in below['problems']] == ['driver_branch']
 
 
 def test_cuda_releases_are_in_order_and_their_drivers_never_go_down():
-    keys = [c._release_key(cuda, release) for cuda, release, _driver in _data_cuda.CUDA_RELEASES]
+    keys = [_compat_cuda._release_key(cuda, release) for cuda, release, _driver in _data_cuda.CUDA_RELEASES]
     assert keys == sorted(keys) and len(set(keys)) == len(keys)
     drivers = [driver for _cuda, _release, driver in _data_cuda.CUDA_RELEASES]
-    assert all(c.compare_versions(older, newer) <= 0 for older, newer in zip(drivers, drivers[1:]))
+    assert all(_compat_versions.compare_versions(older, newer) <= 0 for older, newer in zip(drivers, drivers[1:]))
 
 
 @pytest.mark.parametrize('major,driver', sorted(_data_cuda.CUDA_MINOR_COMPAT_MIN_DRIVER.items()))
 def test_each_minor_compat_floor_is_a_driver_of_a_known_family(major, driver):
     assert any(cuda.startswith('%d.' % major) for cuda, _r, _d in _data_cuda.CUDA_RELEASES)
-    c.parse_driver_version(driver)
+    _compat_versions.parse_driver_version(driver)
 
 
 @pytest.mark.parametrize('branch', _data_cuda.KNOWN_BRANCHES)
 def test_each_known_branch_drives_some_architecture(branch):
-    assert c.architectures_for_branch(str(branch))
+    assert _compat_gpu.architectures_for_branch(str(branch))
 
 
 def test_lts_branches_are_known_branches():
@@ -88,28 +93,28 @@ def test_lts_branches_are_known_branches():
 @pytest.mark.parametrize('row', _data_gpu.ARCHITECTURE_ROWS, ids=ARCHS)
 def test_each_architecture_row_is_consistent(row):
     name, capabilities, first_cuda, last_cuda, min_branch, last_branch, recommended, open_modules = row
-    assert c.canonical_architecture(name.upper()) == name
+    assert _compat_gpu.canonical_architecture(name.upper()) == name
     assert capabilities and all(re.match(r'^\d+\.\d$', cc) for cc in capabilities)
-    assert last_cuda is None or c.compare_versions(first_cuda, last_cuda) < 0
+    assert last_cuda is None or _compat_versions.compare_versions(first_cuda, last_cuda) < 0
     assert min_branch is None or last_branch is None or min_branch < last_branch
     assert recommended is None or recommended >= min_branch
     assert open_modules in ('unsupported', 'supported', 'required')
     # Some known branch drives it, so a preflight can always suggest one.
-    assert c.suggest_branch(architectures=[name]) is not None
+    assert _compat.suggest_branch(architectures=[name]) is not None
 
 
 @pytest.mark.parametrize('alias,name', sorted(_data_gpu.ARCHITECTURE_ALIASES.items()))
 def test_each_alias_names_a_known_architecture(alias, name):
-    assert name in ARCHS and c.canonical_architecture(alias) == name
+    assert name in ARCHS and _compat_gpu.canonical_architecture(alias) == name
 
 
 @pytest.mark.parametrize('pci_id,row', sorted(_data_gpu.PCI_IDS.items()))
 def test_each_pci_id_maps_to_a_known_architecture(pci_id, row):
     product, arch, kind = row
-    assert c.normalize_pci_id(pci_id) == pci_id
+    assert _gpu_lookup.normalize_pci_id(pci_id) == pci_id
     assert arch in ARCHS and kind in ('gpu', 'nvswitch') and product
-    assert c.gpu_architecture(pci_id) == arch
-    assert c.gpu_architecture(pci_id.upper()) == arch
+    assert _compat_gpu.gpu_architecture(pci_id) == arch
+    assert _compat_gpu.gpu_architecture(pci_id.upper()) == arch
 
 
 @pytest.mark.parametrize('pattern,arch', _data_gpu.PRODUCT_PATTERNS, ids=[row[1] for row in _data_gpu.PRODUCT_PATTERNS])
@@ -120,7 +125,7 @@ def test_each_product_pattern_names_a_known_architecture(pattern, arch):
 
 @pytest.mark.parametrize('prefix,arch', _data_gpu.CHIP_PREFIXES)
 def test_each_chip_prefix_names_its_architecture(prefix, arch):
-    assert c.chip_architecture('%s100 [Some GPU]' % prefix) == arch
+    assert _gpu_lookup.chip_architecture('%s100 [Some GPU]' % prefix) == arch
 
 
 @pytest.mark.parametrize('pattern,gbps,example', _data_gpu.MEMORY_BANDWIDTH_GBPS,
@@ -132,7 +137,7 @@ def test_each_bandwidth_row_matches_its_example_first(pattern, gbps, example):
     assert isinstance(gbps, int) and 0 < gbps < 100000
     assert re.search(pattern, example)
     assert _acceptance.nominal_bandwidth(example) == (float(gbps), 'datasheet')
-    assert c.gpu_architecture(example) is not None
+    assert _compat_gpu.gpu_architecture(example) is not None
 
 
 def test_every_bandwidth_figure_is_in_its_source_comment():
@@ -188,17 +193,17 @@ def test_every_nvlink_count_is_in_its_nvidia_source_comment():
 @pytest.mark.parametrize('torch,variants', sorted(_data_torch.TORCH_CUDA_VARIANTS.items()),
                          ids=['%d.%d' % k for k in sorted(_data_torch.TORCH_CUDA_VARIANTS)])
 def test_each_torch_variant_maps_to_a_known_cuda_release(torch, variants):
-    assert list(variants) == sorted(variants, key=lambda v: c.cuda_major_minor(c.tag_cuda(v)))
+    assert list(variants) == sorted(variants, key=lambda v: _compat_versions.cuda_major_minor(_compat_torch.tag_cuda(v)))
     for variant in variants:
-        assert c.tag_cuda(variant) in c.known_cuda_versions(), variant
-        assert c.cuda_tag(c.tag_cuda(variant)) == variant
-    assert c.torch_cuda_variants('%d.%d.0' % torch) == list(variants)
+        assert _compat_torch.tag_cuda(variant) in _compat_cuda.known_cuda_versions(), variant
+        assert _compat_torch.cuda_tag(_compat_torch.tag_cuda(variant)) == variant
+    assert _compat_torch.torch_cuda_variants('%d.%d.0' % torch) == list(variants)
 
 
 @pytest.mark.parametrize('first_torch,first_cuda,archs', _data_torch.TORCH_DROPS)
 def test_each_torch_drop_names_known_architectures(first_torch, first_cuda, archs):
     assert set(archs) <= set(ARCHS)
-    assert '%d.%d' % first_cuda in c.known_cuda_versions()
+    assert '%d.%d' % first_cuda in _compat_cuda.known_cuda_versions()
 
 
 # Xid codes ---------------------------------------------------------------------------------------------------

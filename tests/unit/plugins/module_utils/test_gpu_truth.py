@@ -11,7 +11,11 @@ __metaclass__ = type
 import pytest
 
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _compat
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _compat_cuda
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _compat_versions
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _data_cuda
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _facts
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _gpu_lookup
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _health
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _nvidia_smi
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _pci
@@ -107,19 +111,19 @@ def test_sysfs_device_named_from_the_database(tmp_path):
     ('GF100 [GeForce GTX 480]', None), ('GAME', None), (None, None),
 ])
 def test_chip_architecture(name, arch):
-    assert _compat.chip_architecture(name) == arch
+    assert _gpu_lookup.chip_architecture(name) == arch
 
 
 # --- CUDA release table ------------------------------------------------------------------------------
 
 def test_every_release_row_parses_and_minimum_drivers_never_go_down():
-    keys = [_compat._release_key(cuda, release) for cuda, release, _driver in _compat.CUDA_RELEASES]
+    keys = [_compat_cuda._release_key(cuda, release) for cuda, release, _driver in _data_cuda.CUDA_RELEASES]
     assert keys == sorted(keys) and len(set(keys)) == len(keys)
-    drivers = [driver for _cuda, _release, driver in _compat.CUDA_RELEASES]
+    drivers = [driver for _cuda, _release, driver in _data_cuda.CUDA_RELEASES]
     for older, newer in zip(drivers, drivers[1:]):
-        assert _compat.version_ge(newer, older), (older, newer)
-    for cuda, _release, _driver in _compat.CUDA_RELEASES:
-        assert cuda in _compat.known_cuda_versions()
+        assert _compat_versions.version_ge(newer, older), (older, newer)
+    for cuda, _release, _driver in _data_cuda.CUDA_RELEASES:
+        assert cuda in _compat_cuda.known_cuda_versions()
 
 
 @pytest.mark.parametrize('cuda,driver', [
@@ -128,17 +132,17 @@ def test_every_release_row_parses_and_minimum_drivers_never_go_down():
     ('12.3.1', '545.23.08'), ('11.7.1', '515.48.07'), ('11.6.1', '510.47.03'),
 ])
 def test_cuda_releases_after_13_1_and_missing_updates(cuda, driver):
-    assert _compat.cuda_min_driver(cuda) == driver
+    assert _compat_cuda.cuda_min_driver(cuda) == driver
 
 
 def test_cuda_13_2_is_checked_against_its_driver():
     assert _compat.check(cuda='13.2', driver='595.45.04')['mode'] == 'full'
     result = _compat.check(cuda='13.2', driver='580.159.04')
     assert result['ok'] and result['mode'] == 'minor'
-    assert _compat.driver_cuda_version('595.45.04') == '13.2'
+    assert _compat_cuda.driver_cuda_version('595.45.04') == '13.2'
     assert int(_compat.check(cuda='13.2', architectures=['Hopper'], allow_minor=False)['suggested_driver_branch']) >= 595
 
 
 def test_a_malformed_release_row_is_refused():
     with pytest.raises(ValueError, match='neither GA'):
-        _compat._release_key('13.4', 'Developer Preview')
+        _compat_cuda._release_key('13.4', 'Developer Preview')

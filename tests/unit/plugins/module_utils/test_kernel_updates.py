@@ -195,5 +195,5 @@ def test_negative_control_the_old_pattern_did_not_read_ubuntu_core(ubuntu_core):
     import re
     old = re.compile(r'^linux-image-(?:unsigned-)?(.+?)(?:-unsigned)?\Z')
     assert old.match('linux-image-uc-6.8.0-137-generic').group(1) == 'uc-6.8.0-137-generic'
-    from ansible_collections.gpuops.gpu_server.plugins.module_utils._kernels import kernel_flavour
+    from ansible_collections.gpuops.gpu_server.plugins.module_utils._kernel_release import kernel_flavour
     assert kernel_flavour('uc-6.8.0-137-generic') == ''

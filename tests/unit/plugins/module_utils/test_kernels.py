@@ -3,7 +3,8 @@
 # GNU General Public License v3.0+ (see LICENSES/GPL-3.0-or-later.txt or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 
-"""_kernels: modinfo text, kernel releases and flavours, bootable kernels, initramfs copies, and the plan."""
+"""The kernel modules of module_utils (_kernel_release, _image_tree, _boot_kernels, _modinfo, _initramfs, _deb_control,
+_dkms, _kernel_plan): modinfo text, kernel releases and flavours, bootable kernels, initramfs copies, and the plan."""
 
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
@@ -12,7 +13,14 @@ import os
 
 import pytest
 
-from ansible_collections.gpuops.gpu_server.plugins.module_utils import _kernels as k
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _boot_kernels
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _deb_control
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _dkms
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _image_tree
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _initramfs
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _kernel_plan
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _kernel_release
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _modinfo
 
 # Recorded 2026-12-03 in an Ubuntu 24.04 container after apt-get install linux-image-6.8.0-149-generic
 # nvidia-headless-no-dkms-580-server nvidia-utils-580-server linux-modules-nvidia-580-server-6.8.0-149-generic:
@@ -41,7 +49,7 @@ MODINFO_580_NOBLE = (
 
 
 def test_parse_modinfo_of_the_noble_580_module():
-    assert k.parse_modinfo(MODINFO_580_NOBLE) == {
+    assert _modinfo.parse_modinfo(MODINFO_580_NOBLE) == {
         'filename': '/lib/modules/6.8.0-149-generic/kernel/nvidia-580srv/nvidia.ko',
         'version': '580.178.04',
         'vermagic': '6.8.0-149-generic SMP preempt mod_unload modversions',
@@ -55,7 +63,7 @@ def test_parse_modinfo_of_the_noble_580_module():
 def test_parse_modinfo_of_an_unsigned_dkms_module_has_no_signer():
     text = ('filename:       /lib/modules/6.1.0-50-amd64/updates/dkms/nvidia-current.ko\n'
             'version:        535.247.01\nvermagic:       6.1.0-50-amd64 SMP preempt mod_unload modversions \n')
-    assert k.parse_modinfo(text) == {
+    assert _modinfo.parse_modinfo(text) == {
         'filename': '/lib/modules/6.1.0-50-amd64/updates/dkms/nvidia-current.ko', 'version': '535.247.01',
         'vermagic': '6.1.0-50-amd64 SMP preempt mod_unload modversions'}
 
@@ -65,27 +73,27 @@ def test_parse_modinfo_of_an_unsigned_dkms_module_has_no_signer():
     'modinfo: ERROR: Module nova_core not found.\n',
     '\x00\xff' * 1000,
     b'filename:       /lib/modules/\xff\xfe/nvidia.ko\n',
-    'filename:' + 'A' * (k.MAX_FIELD_CHARS + 1) + '\n',
+    'filename:' + 'A' * (_modinfo.MAX_FIELD_CHARS + 1) + '\n',
     'version: 580.1\x1b[31m\n',
     'version: 580\u202e.1\n',
     'signer:\n',
     ':::\n\n\n',
 ])
 def test_parse_modinfo_never_raises_and_keeps_only_clean_values(junk):
-    fields = k.parse_modinfo(junk)
+    fields = _modinfo.parse_modinfo(junk)
     assert fields == {}
 
 
 def test_parse_modinfo_keeps_the_valid_fields_of_a_mixed_answer_and_the_first_of_each():
     text = ('version: 580.1\x07\nversion: 580.178.04\nfilename: /a.ko\nfilename: /b.ko\n'
             'NVRM: junk line\nvermagic:\t6.8.0-149-generic SMP\n')
-    assert k.parse_modinfo(text) == {'version': '580.178.04', 'filename': '/a.ko',
-                                     'vermagic': '6.8.0-149-generic SMP'}
+    assert _modinfo.parse_modinfo(text) == {'version': '580.178.04', 'filename': '/a.ko',
+                                            'vermagic': '6.8.0-149-generic SMP'}
 
 
 def test_parse_modinfo_reads_only_a_bounded_prefix():
-    text = 'parm: x\n' * (k.MAX_MODINFO_CHARS // 8 + 10) + 'version: 580.178.04\n'
-    assert k.parse_modinfo(text) == {}
+    text = 'parm: x\n' * (_modinfo.MAX_MODINFO_CHARS // 8 + 10) + 'version: 580.178.04\n'
+    assert _modinfo.parse_modinfo(text) == {}
 
 
 @pytest.mark.parametrize('release,flavour', [
@@ -104,13 +112,13 @@ def test_parse_modinfo_reads_only_a_bounded_prefix():
     ('6.8.0-149-generic\n', ''), ('6.8.0-149-gen eric', ''), ('6.8.0-149-' + 'a' * 80, ''), (None, ''), (6.8, ''),
 ])
 def test_kernel_flavour(release, flavour):
-    assert k.kernel_flavour(release) == flavour
+    assert _kernel_release.kernel_flavour(release) == flavour
 
 
 def test_release_sort_key_newest_first():
     releases = ['6.8.0-31-generic', '6.8.0-149-generic', '7.0.0-1018-aws', '6.8.0-1052-aws', 'not-a-release',
                 '6.12.57+deb13-amd64', '6.1.0-50-amd64']
-    assert k.newest_first(releases) == [
+    assert _kernel_release.newest_first(releases) == [
         '7.0.0-1018-aws', '6.12.57+deb13-amd64', '6.8.0-1052-aws', '6.8.0-149-generic', '6.8.0-31-generic',
         '6.1.0-50-amd64', 'not-a-release']
 
@@ -134,15 +142,15 @@ def test_release_sort_key_newest_first():
     ('6.1.0-50-amd64', '6.12.57+deb13-amd64'),
 ])
 def test_release_candidates_sort_below_their_release(older, newer):
-    assert k.release_sort_key(older) < k.release_sort_key(newer)
-    assert k.newest_first([older, newer]) == [newer, older]
-    assert k.newest_first([newer, older]) == [newer, older]
+    assert _kernel_release.release_sort_key(older) < _kernel_release.release_sort_key(newer)
+    assert _kernel_release.newest_first([older, newer]) == [newer, older]
+    assert _kernel_release.newest_first([newer, older]) == [newer, older]
 
 
 def test_release_order_is_a_total_order_on_a_mixed_list():
     releases = ['6.9.0', '6.9.0-rc3', '6.9.0-rc1', '6.9.0-rc10', '6.9.0-rc3-amd64', '6.9.0-1-amd64', '6.8.12',
                 '6.10.0-rc1', '6.9.0-060900rc3-generic', '6.9.0-060900-generic', 'not-a-release']
-    assert k.newest_first(releases) == [
+    assert _kernel_release.newest_first(releases) == [
         '6.10.0-rc1', '6.9.0-060900-generic', '6.9.0-060900rc3-generic', '6.9.0-1-amd64', '6.9.0', '6.9.0-rc10',
         '6.9.0-rc3-amd64', '6.9.0-rc3', '6.9.0-rc1', '6.8.12', 'not-a-release']
 
@@ -154,24 +162,25 @@ def test_negative_control_the_old_key_put_the_rc_above_the_release():
     def old_key(release):
         return tuple((1, int(tok), '') if tok.isdigit() else (0, 0, tok) for tok in re.findall(r'[0-9]+|[^0-9]+', release))
     assert old_key('6.9.0-rc3') > old_key('6.9.0')
-    assert k.release_sort_key('6.9.0-rc3') < k.release_sort_key('6.9.0')
+    assert _kernel_release.release_sort_key('6.9.0-rc3') < _kernel_release.release_sort_key('6.9.0')
 
 
 def test_bootable_kernels_put_the_release_before_its_rc(tmp_path):
     """nvidia_kernels lists (and plans) the bootable kernels newest first: a self-built 6.9.0 after its rc."""
     for release in ('6.9.0-rc3', '6.9.0', '6.9.0-rc1'):
         make_kernel(tmp_path, release)
-    assert k.bootable_kernels(str(tmp_path)) == ['6.9.0', '6.9.0-rc3', '6.9.0-rc1']
+    assert _boot_kernels.bootable_kernels(str(tmp_path)) == ['6.9.0', '6.9.0-rc3', '6.9.0-rc1']
 
 
 def test_kernel_updates_uses_the_same_order():
     from ansible_collections.gpuops.gpu_server.plugins.module_utils import _kernel_updates as u
-    assert u.newest_first is k.newest_first                # one comparison of kernel releases
+    # One comparison of kernel releases: _kernel_updates imports it (read by name: it is not _kernel_updates' own).
+    assert getattr(u, 'newest_first') is _kernel_release.newest_first
 
 
 @pytest.mark.parametrize('junk', [None, 7, '', 'x' * 100, '9' * 5000, '\n'])
 def test_release_sort_key_never_raises(junk):
-    assert sorted(['6.8.0-149-generic', junk], key=k.release_sort_key)[-1] == '6.8.0-149-generic'
+    assert sorted(['6.8.0-149-generic', junk], key=_kernel_release.release_sort_key)[-1] == '6.8.0-149-generic'
 
 
 def make_kernel(root, release, modules_dir=True, vmlinuz=True):
@@ -192,7 +201,7 @@ def test_bootable_kernels(tmp_path):
     (tmp_path / 'boot' / 'vmlinuz.old').write_bytes(b'')
     (tmp_path / 'boot' / 'vmlinuz-bad name').write_bytes(b'')
     (tmp_path / 'lib' / 'modules' / 'bad name').mkdir()
-    assert k.bootable_kernels(str(tmp_path)) == ['7.0.0-1018-aws', '6.8.0-149-generic']
+    assert _boot_kernels.bootable_kernels(str(tmp_path)) == ['7.0.0-1018-aws', '6.8.0-149-generic']
 
 
 def test_bootable_kernels_of_a_merged_usr_tree_and_an_empty_one(tmp_path):
@@ -200,8 +209,8 @@ def test_bootable_kernels_of_a_merged_usr_tree_and_an_empty_one(tmp_path):
     (tmp_path / 'lib').symlink_to('usr/lib')
     (tmp_path / 'boot').mkdir()
     (tmp_path / 'boot' / 'vmlinuz-6.12.57+deb13-cloud-amd64').write_bytes(b'')
-    assert k.bootable_kernels(str(tmp_path)) == ['6.12.57+deb13-cloud-amd64']
-    assert k.bootable_kernels(str(tmp_path / 'nothing')) == []
+    assert _boot_kernels.bootable_kernels(str(tmp_path)) == ['6.12.57+deb13-cloud-amd64']
+    assert _boot_kernels.bootable_kernels(str(tmp_path / 'nothing')) == []
 
 
 def test_headers_follow_an_absolute_link_inside_the_root(tmp_path):
@@ -210,8 +219,8 @@ def test_headers_follow_an_absolute_link_inside_the_root(tmp_path):
     (tmp_path / 'usr' / 'src' / 'linux-headers-6.8.0-149-generic').mkdir(parents=True)
     (tmp_path / 'lib/modules/6.8.0-149-generic/build').symlink_to('/usr/src/linux-headers-6.8.0-149-generic')
     (tmp_path / 'lib/modules/6.8.0-150-generic/build').symlink_to('/usr/src/linux-headers-6.8.0-150-generic')
-    assert k.headers_installed(str(tmp_path), '6.8.0-149-generic') is True
-    assert k.headers_installed(str(tmp_path), '6.8.0-150-generic') is False   # a dangling link is no headers
+    assert _boot_kernels.headers_installed(str(tmp_path), '6.8.0-149-generic') is True
+    assert _boot_kernels.headers_installed(str(tmp_path), '6.8.0-150-generic') is False   # a dangling link is no headers
 
 
 # Links inside a root (issue 52, item 11) -------------------------------------------------------------------------
@@ -249,20 +258,20 @@ def image_with_absolute_lib_link(tmp_path):
 
 def test_an_absolute_link_in_an_intermediate_component_resolves_inside_the_root(tmp_path):
     root, host = image_with_absolute_lib_link(tmp_path)
-    resolved = k.resolve_in_root(root, os.path.join(root, 'lib', 'modules', RELEASE))
+    resolved = _image_tree.resolve_in_root(root, os.path.join(root, 'lib', 'modules', RELEASE))
     assert resolved == os.path.join(root, host.lstrip('/'), 'usr', 'lib', 'modules', RELEASE)
-    assert k.modules_dir(root, RELEASE) == resolved
-    assert k.module_listed(root, RELEASE, 'nvidia') is False         # the image's own modules.dep
-    assert k.module_listed(root, RELEASE, 'nouveau') is True
-    assert k.bootable_kernels(root) == [RELEASE]
+    assert _boot_kernels.modules_dir(root, RELEASE) == resolved
+    assert _boot_kernels.module_listed(root, RELEASE, 'nvidia') is False         # the image's own modules.dep
+    assert _boot_kernels.module_listed(root, RELEASE, 'nouveau') is True
+    assert _boot_kernels.bootable_kernels(root) == [RELEASE]
 
 
 def test_negative_control_the_old_resolver_read_the_host_file(tmp_path, monkeypatch):
     root, host = image_with_absolute_lib_link(tmp_path)
-    monkeypatch.setattr(k, 'resolve_in_root', _old_resolve_in_root)
-    assert k.module_listed(root, RELEASE, 'nvidia') is True          # the build host's modules.dep, outside root
+    monkeypatch.setattr(_boot_kernels, 'resolve_in_root', _old_resolve_in_root)
+    assert _boot_kernels.module_listed(root, RELEASE, 'nvidia') is True          # the build host's modules.dep, outside root
     monkeypatch.undo()
-    assert k.module_listed(root, RELEASE, 'nvidia') is False
+    assert _boot_kernels.module_listed(root, RELEASE, 'nvidia') is False
 
 
 def test_an_image_without_the_target_inside_it_finds_nothing_rather_than_the_host(tmp_path):
@@ -270,9 +279,9 @@ def test_an_image_without_the_target_inside_it_finds_nothing_rather_than_the_hos
     root, host = image_with_absolute_lib_link(tmp_path)
     import shutil
     shutil.rmtree(os.path.join(root, host.lstrip('/').split('/', maxsplit=1)[0]))
-    assert k.modules_dir(root, RELEASE) is None
-    assert k.bootable_kernels(root) == []
-    assert k.module_listed(root, RELEASE, 'nvidia') is None
+    assert _boot_kernels.modules_dir(root, RELEASE) is None
+    assert _boot_kernels.bootable_kernels(root) == []
+    assert _boot_kernels.module_listed(root, RELEASE, 'nvidia') is None
     assert os.path.isdir(_old_resolve_in_root(root, os.path.join(root, 'lib', 'modules', RELEASE)))   # the host's
 
 
@@ -284,15 +293,15 @@ def test_dotdot_in_a_link_is_clamped_at_the_root(tmp_path):
     (tmp_path / 'usr' / 'src' / 'linux-headers-x').mkdir(parents=True)   # what ../.. would reach: outside root
     deep = '../' * 12 + 'usr/src/linux-headers-x'
     (root / 'lib' / 'modules' / RELEASE / 'build').symlink_to(deep)
-    assert k.resolve_in_root(str(root), str(root / 'lib' / 'modules' / RELEASE / 'build')) == \
+    assert _image_tree.resolve_in_root(str(root), str(root / 'lib' / 'modules' / RELEASE / 'build')) == \
         str(root / 'usr' / 'src' / 'linux-headers-x')
-    assert k.headers_installed(str(root), RELEASE) is True
+    assert _boot_kernels.headers_installed(str(root), RELEASE) is True
     # .. in the path itself, and an intermediate link climbing out: both stay inside.
     (root / 'etc').mkdir()
     (root / 'etc' / 'up').symlink_to('../../../..')
-    assert k.resolve_in_root(str(root), str(root / 'etc' / 'up' / 'usr' / 'src')) == str(root / 'usr' / 'src')
-    assert k.resolve_in_root(str(root), str(root) + '/etc/../../../usr') == str(root / 'usr')
-    assert k.resolve_in_root(str(root), str(root)) == str(root)
+    assert _image_tree.resolve_in_root(str(root), str(root / 'etc' / 'up' / 'usr' / 'src')) == str(root / 'usr' / 'src')
+    assert _image_tree.resolve_in_root(str(root), str(root) + '/etc/../../../usr') == str(root / 'usr')
+    assert _image_tree.resolve_in_root(str(root), str(root)) == str(root)
 
 
 @pytest.mark.parametrize('loop', [
@@ -306,16 +315,16 @@ def test_a_link_loop_is_refused_cleanly(tmp_path, loop):
     root.mkdir()
     for name, target in loop:
         (root / name).symlink_to(target)
-    with pytest.raises(k.PathRefused, match=r'more than 40 symbolic links while resolving it inside'):
-        k.resolve_in_root(str(root), str(root / 'a' / 'lib'))
+    with pytest.raises(_image_tree.PathRefused, match=r'more than 40 symbolic links while resolving it inside'):
+        _image_tree.resolve_in_root(str(root), str(root / 'a' / 'lib'))
 
 
 def test_a_loop_in_boot_or_lib_refuses_the_inventory(tmp_path):
     root = tmp_path / 'image'
     root.mkdir()
     (root / 'boot').symlink_to('boot')
-    with pytest.raises(k.PathRefused, match='boot: more than 40'):
-        k.bootable_kernels(str(root))
+    with pytest.raises(_image_tree.PathRefused, match='boot: more than 40'):
+        _boot_kernels.bootable_kernels(str(root))
 
 
 def test_a_long_chain_within_the_limit_resolves(tmp_path):
@@ -323,21 +332,21 @@ def test_a_long_chain_within_the_limit_resolves(tmp_path):
     (root / 'end').mkdir(parents=True)
     for i in range(40):
         (root / ('l%d' % i)).symlink_to('l%d' % (i + 1) if i < 39 else '/end')
-    assert k.resolve_in_root(str(root), str(root / 'l0')) == str(root / 'end')
+    assert _image_tree.resolve_in_root(str(root), str(root / 'l0')) == str(root / 'end')
     (root / 'l40').symlink_to('l0')
-    with pytest.raises(k.PathRefused):
-        k.resolve_in_root(str(root), str(root / 'l40'))
+    with pytest.raises(_image_tree.PathRefused):
+        _image_tree.resolve_in_root(str(root), str(root / 'l40'))
 
 
 def test_a_path_outside_the_root_is_refused(tmp_path):
-    with pytest.raises(k.PathRefused, match='is not under the root'):
-        k.resolve_in_root(str(tmp_path / 'image'), str(tmp_path / 'other'))
+    with pytest.raises(_image_tree.PathRefused, match='is not under the root'):
+        _image_tree.resolve_in_root(str(tmp_path / 'image'), str(tmp_path / 'other'))
 
 
 def test_the_live_root_resolves_as_the_kernel_does(tmp_path):
     (tmp_path / 'dir').mkdir()
     (tmp_path / 'link').symlink_to(str(tmp_path / 'dir'))
-    assert k.resolve_in_root('/', str(tmp_path / 'link' / 'x')) == os.path.realpath(str(tmp_path / 'dir')) + '/x'
+    assert _image_tree.resolve_in_root('/', str(tmp_path / 'link' / 'x')) == os.path.realpath(str(tmp_path / 'dir')) + '/x'
 
 
 def test_newest_build_log_follows_no_link_below_dkms(tmp_path):
@@ -347,10 +356,10 @@ def test_newest_build_log_follows_no_link_below_dkms(tmp_path):
     dkms = tmp_path / 'image/var/lib/dkms'
     dkms.mkdir(parents=True)
     (dkms / 'nvidia').symlink_to(str(tmp_path / 'host/nvidia'))
-    assert k.newest_build_log(str(tmp_path / 'image')) is None
+    assert _dkms.newest_build_log(str(tmp_path / 'image')) is None
     (dkms / 'real/1/build').mkdir(parents=True)
     (dkms / 'real/1/build/make.log').write_text('image log')
-    assert k.newest_build_log(str(tmp_path / 'image')) == str(dkms / 'real/1/build/make.log')
+    assert _dkms.newest_build_log(str(tmp_path / 'image')) == str(dkms / 'real/1/build/make.log')
 
 
 def test_module_listed_from_modules_dep_and_builtin(tmp_path):
@@ -363,23 +372,23 @@ def test_module_listed_from_modules_dep_and_builtin(tmp_path):
         'kernel/drivers/gpu/drm/nouveau/nouveau.ko.zst: kernel/drivers/gpu/drm/drm.ko.zst\n'
         'kernel/nvidia-580srv/nvidia.ko:\n')
     (tmp_path / 'lib/modules/6.8.0-149-generic/modules.builtin').write_text('kernel/drivers/nova_core_x.ko\n')
-    assert k.module_listed(str(tmp_path), '7.0.0-1018-aws', 'nova_core') is True
-    assert k.module_listed(str(tmp_path), '7.0.0-1018-aws', 'nova-core') is True
-    assert k.module_listed(str(tmp_path), '6.8.0-149-generic', 'nova_core') is False
-    assert k.module_listed(str(tmp_path), '6.8.0-149-generic', 'nvidia') is True
-    assert k.module_listed(str(tmp_path), '6.8.0-150-generic', 'nova_core') is None    # nothing to read
-    assert k.module_listed(str(tmp_path), '5.0.0-1-generic', 'nova_core') is None
+    assert _boot_kernels.module_listed(str(tmp_path), '7.0.0-1018-aws', 'nova_core') is True
+    assert _boot_kernels.module_listed(str(tmp_path), '7.0.0-1018-aws', 'nova-core') is True
+    assert _boot_kernels.module_listed(str(tmp_path), '6.8.0-149-generic', 'nova_core') is False
+    assert _boot_kernels.module_listed(str(tmp_path), '6.8.0-149-generic', 'nvidia') is True
+    assert _boot_kernels.module_listed(str(tmp_path), '6.8.0-150-generic', 'nova_core') is None    # nothing to read
+    assert _boot_kernels.module_listed(str(tmp_path), '5.0.0-1-generic', 'nova_core') is None
 
 
 def test_read_bounded_refuses_links_fifos_and_big_files(tmp_path):
     (tmp_path / 'big').write_bytes(b'x' * 11)
     (tmp_path / 'link').symlink_to(tmp_path / 'big')
     os.mkfifo(str(tmp_path / 'fifo'))
-    assert k.read_bounded(str(tmp_path / 'big'), 11) == (b'x' * 11, None)
-    assert k.read_bounded(str(tmp_path / 'big'), 10)[0] is None
-    assert k.read_bounded(str(tmp_path / 'link'), 100)[0] is None
-    assert k.read_bounded(str(tmp_path / 'fifo'), 100) == (None, '%s is not a regular file' % (tmp_path / 'fifo'))
-    assert k.read_bounded(str(tmp_path / 'none'), 100) == (None, None)
+    assert _image_tree.read_bounded(str(tmp_path / 'big'), 11) == (b'x' * 11, None)
+    assert _image_tree.read_bounded(str(tmp_path / 'big'), 10)[0] is None
+    assert _image_tree.read_bounded(str(tmp_path / 'link'), 100)[0] is None
+    assert _image_tree.read_bounded(str(tmp_path / 'fifo'), 100) == (None, '%s is not a regular file' % (tmp_path / 'fifo'))
+    assert _image_tree.read_bounded(str(tmp_path / 'none'), 100) == (None, None)
 
 
 @pytest.mark.parametrize('text,family', [
@@ -391,11 +400,11 @@ def test_read_bounded_refuses_links_fifos_and_big_files(tmp_path):
     ('', ''), (None, ''), (b'\xff\xfeID=ubuntu', ''),
 ])
 def test_os_family(text, family):
-    assert k.os_family(text) == family
+    assert _kernel_plan.os_family(text) == family
 
 
 def test_package_names_skip_junk():
-    assert k.package_names('linux-modules-nvidia-580-server-generic\nNot A Package\n\x1b[0m\nnvidia-dkms-580-server\n') \
+    assert _deb_control.package_names('linux-modules-nvidia-580-server-generic\nNot A Package\n\x1b[0m\nnvidia-dkms-580-server\n') \
         == {'linux-modules-nvidia-580-server-generic', 'nvidia-dkms-580-server'}
 
 
@@ -415,7 +424,7 @@ DPKG_QUERY_NOBLE = (
 
 def test_image_metapackages():
     releases = ['6.8.0-149-generic', '6.8.0-1052-aws', '6.8.0-1046-azure-fde', '7.0.0-1018-aws']
-    assert k.image_metapackages(DPKG_QUERY_NOBLE, releases) == {
+    assert _deb_control.image_metapackages(DPKG_QUERY_NOBLE, releases) == {
         '6.8.0-149-generic': 'linux-image-generic',            # generic wins over virtual: the kernel's own flavour
         '6.8.0-1046-azure-fde': 'linux-image-azure-fde',       # through the unsigned alternative
     }                                                           # linux-image-aws is removed: no metapackage
@@ -424,8 +433,8 @@ def test_image_metapackages():
 def test_image_metapackages_debian_cloud():
     text = ('linux-image-6.1.0-50-cloud-amd64\tinstall ok installed\tkmod, linux-base (>= 4.3~)\n'
             'linux-image-cloud-amd64\tinstall ok installed\tlinux-image-6.1.0-50-cloud-amd64 (= 6.1.148-1)\n')
-    assert k.image_metapackages(text, ['6.1.0-50-cloud-amd64']) == {'6.1.0-50-cloud-amd64': 'linux-image-cloud-amd64'}
-    assert k.image_metapackages(None, ['6.1.0-50-cloud-amd64']) == {}
+    assert _deb_control.image_metapackages(text, ['6.1.0-50-cloud-amd64']) == {'6.1.0-50-cloud-amd64': 'linux-image-cloud-amd64'}
+    assert _deb_control.image_metapackages(None, ['6.1.0-50-cloud-amd64']) == {}
 
 
 def test_image_metapackages_ubuntu_core():
@@ -433,7 +442,7 @@ def test_image_metapackages_ubuntu_core():
     text = ('linux-image-uc-6.8.0-137-generic\tinstall ok installed\t\n'
             'linux-image-uc-generic\tinstall ok installed\tfirmware-sof-signed, linux-firmware, '
             'linux-image-uc-6.8.0-137-generic, linux-modules-extra-6.8.0-137-generic, wireless-regdb\n')
-    assert k.image_metapackages(text, ['6.8.0-137-generic']) == {'6.8.0-137-generic': 'linux-image-uc-generic'}
+    assert _deb_control.image_metapackages(text, ['6.8.0-137-generic']) == {'6.8.0-137-generic': 'linux-image-uc-generic'}
 
 
 def make_tree(root, files):
@@ -451,22 +460,22 @@ NAME = 'gpuops-blacklist-nouveau.conf'
 def test_blacklist_state_current_in_main_archive(tmp_path):
     tree = make_tree(tmp_path, {'early/kernel/x86/microcode/AuthenticAMD.bin': b'\0',
                                 'main/etc/modprobe.d/' + NAME: BLACKLIST})
-    assert k.blacklist_state(tree, NAME, BLACKLIST)[0] == 'current'
+    assert _initramfs.blacklist_state(tree, NAME, BLACKLIST)[0] == 'current'
 
 
 def test_blacklist_state_stale_is_not_current(tmp_path):
     """Negative control: the same file with other bytes is stale."""
     tree = make_tree(tmp_path, {'main/etc/modprobe.d/' + NAME: b'blacklist nouveau\n'})
-    state, reason = k.blacklist_state(tree, NAME, BLACKLIST)
+    state, reason = _initramfs.blacklist_state(tree, NAME, BLACKLIST)
     assert state == 'stale' and 'differs' in reason
 
 
 def test_blacklist_state_top_level_missing_and_gone_from_disk(tmp_path):
     top = make_tree(tmp_path / 'a', {'etc/modprobe.d/' + NAME: BLACKLIST})
-    assert k.blacklist_state(top, NAME, BLACKLIST)[0] == 'current'
-    assert k.blacklist_state(top, NAME, None)[0] == 'stale'
+    assert _initramfs.blacklist_state(top, NAME, BLACKLIST)[0] == 'current'
+    assert _initramfs.blacklist_state(top, NAME, None)[0] == 'stale'
     other = make_tree(tmp_path / 'b', {'main/etc/modprobe.d/other.conf': BLACKLIST, 'main/' + NAME: BLACKLIST})
-    assert k.blacklist_state(other, NAME, BLACKLIST)[0] == 'missing'
+    assert _initramfs.blacklist_state(other, NAME, BLACKLIST)[0] == 'missing'
 
 
 def test_blacklist_state_does_not_follow_a_link_out_of_the_image(tmp_path):
@@ -476,7 +485,7 @@ def test_blacklist_state_does_not_follow_a_link_out_of_the_image(tmp_path):
     (tmp_path / 'tree/main/etc/modprobe.d' / NAME).symlink_to(secret)
     (tmp_path / 'tree/early').mkdir()
     (tmp_path / 'tree/early/etc').symlink_to(tmp_path / 'tree/main/etc')
-    assert k.blacklist_state(str(tmp_path / 'tree'), NAME, BLACKLIST)[0] == 'missing'
+    assert _initramfs.blacklist_state(str(tmp_path / 'tree'), NAME, BLACKLIST)[0] == 'missing'
 
 
 # The plan. Package names as noble's restricted component has them (2026-12-03).
@@ -498,8 +507,8 @@ NOBLE_KNOWN = {
 
 
 def test_ubuntu_prebuilt_with_metapackage():
-    result = k.plan([kernel('6.8.0-149-generic', running=True)], 'Ubuntu', '580', 'proprietary', 'auto',
-                    NOBLE_KNOWN, {'6.8.0-149-generic': 'linux-image-generic'})
+    result = _kernel_plan.plan([kernel('6.8.0-149-generic', running=True)], 'Ubuntu', '580', 'proprietary', 'auto',
+                               NOBLE_KNOWN, {'6.8.0-149-generic': 'linux-image-generic'})
     assert result['refusals'] == []
     assert result['kernels'] == [{
         'release': '6.8.0-149-generic', 'source': 'prebuilt',
@@ -514,15 +523,15 @@ def test_ubuntu_prebuilt_with_metapackage():
 
 
 def test_ubuntu_open_prebuilt_with_metapackage():
-    result = k.plan([kernel('6.8.0-149-generic')], 'Ubuntu', '580', 'open', 'auto', NOBLE_KNOWN,
-                    {'6.8.0-149-generic': 'linux-image-generic'})
+    result = _kernel_plan.plan([kernel('6.8.0-149-generic')], 'Ubuntu', '580', 'open', 'auto', NOBLE_KNOWN,
+                               {'6.8.0-149-generic': 'linux-image-generic'})
     assert result['packages'] == ['linux-modules-nvidia-580-server-open-6.8.0-149-generic']
     assert result['metapackages'] == ['linux-modules-nvidia-580-server-open-generic']
 
 
 def test_ubuntu_prebuilt_abi_without_an_installed_image_metapackage():
     """ubuntu-drivers gives no metapackage when no linux-image metapackage is installed: nor does the plan."""
-    result = k.plan([kernel('6.8.0-1052-aws')], 'Ubuntu', '580', 'proprietary', 'auto', NOBLE_KNOWN, {})
+    result = _kernel_plan.plan([kernel('6.8.0-1052-aws')], 'Ubuntu', '580', 'proprietary', 'auto', NOBLE_KNOWN, {})
     assert [(e['source'], e['packages']) for e in result['kernels']] == \
         [('prebuilt', ['linux-modules-nvidia-580-server-6.8.0-1052-aws'])]
     assert result['metapackages'] == [] and result['refusals'] == []
@@ -530,8 +539,8 @@ def test_ubuntu_prebuilt_abi_without_an_installed_image_metapackage():
 
 
 def test_ubuntu_dkms_fallback_without_an_abi_package():
-    result = k.plan([kernel('6.8.0-1046-azure-fde')], 'Ubuntu', '580', 'proprietary', 'auto', NOBLE_KNOWN,
-                    {'6.8.0-1046-azure-fde': 'linux-image-azure-fde'})
+    result = _kernel_plan.plan([kernel('6.8.0-1046-azure-fde')], 'Ubuntu', '580', 'proprietary', 'auto', NOBLE_KNOWN,
+                               {'6.8.0-1046-azure-fde': 'linux-image-azure-fde'})
     assert result['refusals'] == []
     assert result['kernels'][0]['source'] == 'dkms'
     assert result['packages'] == ['linux-headers-6.8.0-1046-azure-fde', 'nvidia-dkms-580-server']
@@ -569,37 +578,37 @@ STALE = {'linux-modules-nvidia-580-server-6.8.0-149-generic': '580.178.04'}
 
 
 def test_parse_control_and_built_with():
-    control = k.parse_control(NOBLE_CONTROL)
+    control = _deb_control.parse_control(NOBLE_CONTROL)
     assert control['nvidia-kernel-common-580-server']['Version'] == '580.196.07-0ubuntu0.24.04.1'
-    assert [k.built_with(control[n]['Depends'], '580') for n in sorted(control)[:3]] == [
+    assert [_deb_control.built_with(control[n]['Depends'], '580') for n in sorted(control)[:3]] == [
         '580.178.04', '580.196.07', '580.178.04']
-    assert k.built_with(control['nvidia-kernel-common-580-server']['Depends'], '580') == ''
-    assert k.built_with(control['linux-modules-nvidia-580-server-6.8.0-149-generic']['Depends'], '58') == ''
-    assert k.upstream_version('1:580.196.07-0ubuntu0.24.04.1') == '580.196.07'
-    assert k.upstream_version('') == '' and k.upstream_version(None) == ''
+    assert _deb_control.built_with(control['nvidia-kernel-common-580-server']['Depends'], '580') == ''
+    assert _deb_control.built_with(control['linux-modules-nvidia-580-server-6.8.0-149-generic']['Depends'], '58') == ''
+    assert _deb_control.upstream_version('1:580.196.07-0ubuntu0.24.04.1') == '580.196.07'
+    assert _deb_control.upstream_version('') == '' and _deb_control.upstream_version(None) == ''
 
 
 def test_driver_versions_prefer_what_is_installed():
-    candidates = k.parse_control(NOBLE_CONTROL)
+    candidates = _deb_control.parse_control(NOBLE_CONTROL)
     names = ['linux-modules-nvidia-580-server-6.8.0-149-generic', 'linux-modules-nvidia-580-server-6.8.0-149-lowlatency']
-    assert k.driver_versions({}, candidates, 'nvidia-kernel-common-580-server', names, '580') == (
+    assert _deb_control.driver_versions({}, candidates, 'nvidia-kernel-common-580-server', names, '580') == (
         '580.196.07-0ubuntu0.24.04.1', dict(zip(names, ['580.178.04', '580.196.07'])))
     # A host that installed 580.178.04 with the module a month ago keeps both (held): nothing is stale there.
-    installed = k.parse_control('Package: nvidia-kernel-common-580-server\nStatus: hold ok installed\n'
-                                'Version: 580.178.04-0ubuntu0.24.04.1\n\n'
-                                'Package: linux-modules-nvidia-580-server-6.8.0-149-lowlatency\n'
-                                'Status: deinstall ok config-files\nVersion: 6.8.0-149.149.1\n'
-                                'Depends: nvidia-kernel-common-580-server (>= 580.126.20)\n')
-    assert k.driver_versions(installed, candidates, 'nvidia-kernel-common-580-server', names, '580') == (
+    installed = _deb_control.parse_control('Package: nvidia-kernel-common-580-server\nStatus: hold ok installed\n'
+                                           'Version: 580.178.04-0ubuntu0.24.04.1\n\n'
+                                           'Package: linux-modules-nvidia-580-server-6.8.0-149-lowlatency\n'
+                                           'Status: deinstall ok config-files\nVersion: 6.8.0-149.149.1\n'
+                                           'Depends: nvidia-kernel-common-580-server (>= 580.126.20)\n')
+    assert _deb_control.driver_versions(installed, candidates, 'nvidia-kernel-common-580-server', names, '580') == (
         '580.178.04-0ubuntu0.24.04.1', dict(zip(names, ['580.178.04', '580.196.07'])))
 
 
 def test_ubuntu_prebuilt_module_of_another_driver_version_gets_dkms():
     """Booting Canonical's module of 580.178.04 with the 580.196.07 libraries gives "Driver/library version
     mismatch": the kernel gets DKMS instead, and the reason names both versions."""
-    result = k.plan([kernel('6.8.0-149-generic')], 'Ubuntu', '580', 'proprietary', 'auto', NOBLE_KNOWN,
-                    {'6.8.0-149-generic': 'linux-image-generic'}, driver_version='580.196.07-0ubuntu0.24.04.1',
-                    prebuilt_built_with=STALE)
+    result = _kernel_plan.plan([kernel('6.8.0-149-generic')], 'Ubuntu', '580', 'proprietary', 'auto', NOBLE_KNOWN,
+                               {'6.8.0-149-generic': 'linux-image-generic'}, driver_version='580.196.07-0ubuntu0.24.04.1',
+                               prebuilt_built_with=STALE)
     assert result['refusals'] == []
     assert [(e['source'], e['packages']) for e in result['kernels']] == [
         ('dkms', ['nvidia-dkms-580-server', 'linux-headers-6.8.0-149-generic'])]
@@ -611,14 +620,14 @@ def test_ubuntu_prebuilt_module_of_another_driver_version_gets_dkms():
 
 def test_ubuntu_prebuilt_module_of_the_same_driver_version_is_taken():
     for version in ('580.178.04-0ubuntu0.24.04.1', ''):
-        result = k.plan([kernel('6.8.0-149-generic')], 'Ubuntu', '580', 'proprietary', 'auto', NOBLE_KNOWN,
-                        {}, driver_version=version, prebuilt_built_with=STALE)
+        result = _kernel_plan.plan([kernel('6.8.0-149-generic')], 'Ubuntu', '580', 'proprietary', 'auto', NOBLE_KNOWN,
+                                   {}, driver_version=version, prebuilt_built_with=STALE)
         assert [e['source'] for e in result['kernels']] == ['prebuilt'], version
 
 
 def test_ubuntu_source_prebuilt_refuses_a_prebuilt_module_of_another_driver_version():
-    result = k.plan([kernel('6.8.0-149-generic')], 'Ubuntu', '580', 'proprietary', 'prebuilt', NOBLE_KNOWN, {},
-                    driver_version='580.196.07-0ubuntu0.24.04.1', prebuilt_built_with=STALE)
+    result = _kernel_plan.plan([kernel('6.8.0-149-generic')], 'Ubuntu', '580', 'proprietary', 'prebuilt', NOBLE_KNOWN, {},
+                               driver_version='580.196.07-0ubuntu0.24.04.1', prebuilt_built_with=STALE)
     assert result['kernels'] == [] and len(result['refusals']) == 1
     refusal = result['refusals'][0]
     assert refusal['kernel'] == '6.8.0-149-generic'
@@ -627,16 +636,16 @@ def test_ubuntu_source_prebuilt_refuses_a_prebuilt_module_of_another_driver_vers
 
 
 def test_ubuntu_source_dkms_builds_even_where_a_prebuilt_module_exists():
-    result = k.plan([kernel('6.8.0-149-generic')], 'Ubuntu', '580', 'open', 'dkms', NOBLE_KNOWN,
-                    {'6.8.0-149-generic': 'linux-image-generic'})
+    result = _kernel_plan.plan([kernel('6.8.0-149-generic')], 'Ubuntu', '580', 'open', 'dkms', NOBLE_KNOWN,
+                               {'6.8.0-149-generic': 'linux-image-generic'})
     assert result['packages'] == ['linux-headers-6.8.0-149-generic', 'nvidia-dkms-580-server-open']
     assert result['metapackages'] == ['linux-headers-generic']
     assert result['kernels'][0]['why'].startswith('nvidia_driver_module_source is dkms')
 
 
 def test_ubuntu_headers_gone_refusal():
-    result = k.plan([kernel('6.8.0-31-generic')], 'Ubuntu', '580', 'proprietary', 'auto', NOBLE_KNOWN,
-                    {'6.8.0-31-generic': 'linux-image-generic'})
+    result = _kernel_plan.plan([kernel('6.8.0-31-generic')], 'Ubuntu', '580', 'proprietary', 'auto', NOBLE_KNOWN,
+                               {'6.8.0-31-generic': 'linux-image-generic'})
     assert result['kernels'] == [] and result['packages'] == [] and result['dkms_package'] == ''
     [refusal] = result['refusals']
     assert refusal['kernel'] == '6.8.0-31-generic'
@@ -648,15 +657,15 @@ def test_ubuntu_headers_gone_refusal():
 
 def test_ubuntu_headers_gone_but_installed_is_no_refusal():
     """Negative control of the refusal above: headers on disk are enough for DKMS."""
-    result = k.plan([kernel('6.8.0-31-generic', headers=True)], 'Ubuntu', '580', 'proprietary', 'auto',
-                    NOBLE_KNOWN, {})
+    result = _kernel_plan.plan([kernel('6.8.0-31-generic', headers=True)], 'Ubuntu', '580', 'proprietary', 'auto',
+                               NOBLE_KNOWN, {})
     assert result['refusals'] == []
     assert result['packages'] == ['nvidia-dkms-580-server']
     assert 'installed headers of kernel 6.8.0-31-generic' in result['kernels'][0]['why']
 
 
 def test_ubuntu_source_prebuilt_refusal_names_the_other_branches():
-    result = k.plan([kernel('6.8.0-1046-azure-fde')], 'Ubuntu', '580', 'proprietary', 'prebuilt', NOBLE_KNOWN, {})
+    result = _kernel_plan.plan([kernel('6.8.0-1046-azure-fde')], 'Ubuntu', '580', 'proprietary', 'prebuilt', NOBLE_KNOWN, {})
     assert result['kernels'] == []
     [refusal] = result['refusals']
     assert refusal['kernel'] == '6.8.0-1046-azure-fde'
@@ -671,13 +680,13 @@ def test_ubuntu_source_prebuilt_refusal_names_the_other_branches():
 
 def test_ubuntu_source_prebuilt_refusal_names_the_other_kernel_module():
     known = {'linux-modules-nvidia-580-server-open-7.0.0-1018-aws'}
-    [refusal] = k.plan([kernel('7.0.0-1018-aws')], 'Ubuntu', '580', 'proprietary', 'prebuilt', known, {})['refusals']
+    [refusal] = _kernel_plan.plan([kernel('7.0.0-1018-aws')], 'Ubuntu', '580', 'proprietary', 'prebuilt', known, {})['refusals']
     assert 'from 580-server-open' in refusal['message']
     assert refusal['fix'].startswith('Set nvidia_driver_kernel_module to open, or set nvidia_driver_module_source')
 
 
 def test_ubuntu_source_prebuilt_refusal_without_any_branch():
-    [refusal] = k.plan([kernel('7.0.0-1018-aws')], 'Ubuntu', '580', 'proprietary', 'prebuilt', set(), {})['refusals']
+    [refusal] = _kernel_plan.plan([kernel('7.0.0-1018-aws')], 'Ubuntu', '580', 'proprietary', 'prebuilt', set(), {})['refusals']
     assert 'no other branch has a prebuilt module for it either' in refusal['message']
     assert refusal['fix'].startswith('Set nvidia_driver_module_source to dkms')
 
@@ -685,8 +694,8 @@ def test_ubuntu_source_prebuilt_refusal_without_any_branch():
 def test_debian_dkms_with_the_cloud_headers_metapackage():
     known = {'linux-headers-6.1.0-50-cloud-amd64', 'linux-headers-cloud-amd64', 'linux-headers-amd64',
              'nvidia-tesla-535-kernel-dkms'}
-    result = k.plan([kernel('6.1.0-50-cloud-amd64', running=True)], 'Debian', '535', 'proprietary', 'auto', known,
-                    {'6.1.0-50-cloud-amd64': 'linux-image-cloud-amd64'}, dkms_package='nvidia-tesla-535-kernel-dkms')
+    result = _kernel_plan.plan([kernel('6.1.0-50-cloud-amd64', running=True)], 'Debian', '535', 'proprietary', 'auto', known,
+                               {'6.1.0-50-cloud-amd64': 'linux-image-cloud-amd64'}, dkms_package='nvidia-tesla-535-kernel-dkms')
     assert result['refusals'] == []
     assert result['kernels'][0]['source'] == 'dkms'
     assert result['packages'] == ['linux-headers-6.1.0-50-cloud-amd64', 'nvidia-tesla-535-kernel-dkms']
@@ -698,14 +707,14 @@ def test_debian_dkms_with_the_cloud_headers_metapackage():
 def test_debian_default_dkms_packages():
     known = {'linux-headers-6.12.57+deb13-amd64'}
     for kernel_module, name in (('proprietary', 'nvidia-kernel-dkms'), ('open', 'nvidia-open-kernel-dkms')):
-        result = k.plan([kernel('6.12.57+deb13-amd64')], 'Debian', '550', kernel_module, 'auto', known, {})
+        result = _kernel_plan.plan([kernel('6.12.57+deb13-amd64')], 'Debian', '550', kernel_module, 'auto', known, {})
         assert result['packages'] == ['linux-headers-6.12.57+deb13-amd64', name]
         assert result['metapackages'] == []
 
 
 def test_debian_source_prebuilt_refusal():
-    result = k.plan([kernel('6.1.0-50-amd64')], 'Debian', '535', 'proprietary', 'prebuilt',
-                    {'linux-headers-6.1.0-50-amd64'}, {})
+    result = _kernel_plan.plan([kernel('6.1.0-50-amd64')], 'Debian', '535', 'proprietary', 'prebuilt',
+                               {'linux-headers-6.1.0-50-amd64'}, {})
     assert result['kernels'] == [] and result['packages'] == []
     [refusal] = result['refusals']
     assert refusal['kernel'] == '6.1.0-50-amd64'
@@ -716,8 +725,8 @@ def test_debian_source_prebuilt_refusal():
 def test_two_kernels_with_different_outcomes():
     """The image's newest kernel is prebuilt; an older one falls back to DKMS; a third one is refused."""
     kernels = [kernel('6.8.0-149-generic', running=True), kernel('6.8.0-1046-azure-fde'), kernel('6.8.0-31-generic')]
-    result = k.plan(kernels, 'Ubuntu', '580', 'proprietary', 'auto', NOBLE_KNOWN,
-                    {'6.8.0-149-generic': 'linux-image-generic'})
+    result = _kernel_plan.plan(kernels, 'Ubuntu', '580', 'proprietary', 'auto', NOBLE_KNOWN,
+                               {'6.8.0-149-generic': 'linux-image-generic'})
     assert [(e['release'], e['source']) for e in result['kernels']] == \
         [('6.8.0-149-generic', 'prebuilt'), ('6.8.0-1046-azure-fde', 'dkms')]
     assert result['packages'] == ['linux-headers-6.8.0-1046-azure-fde',
@@ -728,7 +737,7 @@ def test_two_kernels_with_different_outcomes():
 
 
 def test_no_kernels():
-    result = k.plan([], 'Ubuntu', '580', 'proprietary', 'auto', NOBLE_KNOWN, {})
+    result = _kernel_plan.plan([], 'Ubuntu', '580', 'proprietary', 'auto', NOBLE_KNOWN, {})
     assert result['kernels'] == [] and result['packages'] == [] and result['metapackages'] == []
     [refusal] = result['refusals']
     assert refusal['kernel'] == ''
@@ -737,15 +746,15 @@ def test_no_kernels():
 
 
 def test_unknown_family_is_a_refusal():
-    [refusal] = k.plan([kernel('6.8.0-149-generic')], '', '580', 'proprietary', 'auto', set(), {})['refusals']
+    [refusal] = _kernel_plan.plan([kernel('6.8.0-149-generic')], '', '580', 'proprietary', 'auto', set(), {})['refusals']
     assert 'Ubuntu and Debian only' in refusal['message']
 
 
 def test_messages_are_plain_ascii():
     kernels = [kernel(r) for r in ('6.8.0-149-generic', '6.8.0-1046-azure-fde', '6.8.0-31-generic')]
     for family in ('Ubuntu', 'Debian'):
-        for source in k.SOURCES:
-            result = k.plan(kernels, family, '580', 'open', source, NOBLE_KNOWN, {})
+        for source in _kernel_plan.SOURCES:
+            result = _kernel_plan.plan(kernels, family, '580', 'open', source, NOBLE_KNOWN, {})
             for text in [e['why'] for e in result['kernels']] + \
                     [r['message'] + r['fix'] for r in result['refusals']]:
                 assert all(0x20 <= ord(c) < 0x7f for c in text), text
@@ -760,7 +769,7 @@ def test_plan_refuses_arguments_no_caller_should_pass(args):
                 source='auto', known_packages=NOBLE_KNOWN, image_metapackages={})
     call.update(args)
     with pytest.raises(ValueError):
-        k.plan(**call)
+        _kernel_plan.plan(**call)
 
 
 def _kernel(release, version='580.178.04', signer='Canonical Ltd. Kernel Module Signing', state='current', vermagic=None):
@@ -771,7 +780,7 @@ def _kernel(release, version='580.178.04', signer='Canonical Ltd. Kernel Module 
 
 def test_check_passes_matching_modules():
     kernels = [_kernel('6.8.0-149-generic'), _kernel('6.8.0-1066-aws')]
-    assert k.check(kernels, '580.178.04', ['6.8.0-149-generic'], 'Canonical Ltd. Kernel Module Signing') == []
+    assert _modinfo.check(kernels, '580.178.04', ['6.8.0-149-generic'], 'Canonical Ltd. Kernel Module Signing') == []
 
 
 def test_check_names_each_problem():
@@ -783,7 +792,7 @@ def test_check_names_each_problem():
         _kernel('6.8.0-150-generic', state='stale'),
         {'release': '6.8.0-151-generic', 'module': {}, 'initramfs_blacklist': 'current'},
     ]
-    problems = k.check(kernels, '580.178.04', ['6.8.0-149-lowlatency'], 'Canonical Ltd. Kernel Module Signing')
+    problems = _modinfo.check(kernels, '580.178.04', ['6.8.0-149-lowlatency'], 'Canonical Ltd. Kernel Module Signing')
     text = ' '.join(problems)
     assert 'kernel 6.8.0-1052-aws is version 580.126.20' in text and 'Driver/library version mismatch' in text
     assert 'was built for kernel 6.8.0-147-generic' in text
@@ -795,7 +804,7 @@ def test_check_names_each_problem():
 
 
 def test_check_without_expectations_only_needs_a_module_and_its_vermagic():
-    assert k.check([_kernel('6.1.0-50-cloud-amd64', version='535.309.01', signer='DKMS module signing key')]) == []
+    assert _modinfo.check([_kernel('6.1.0-50-cloud-amd64', version='535.309.01', signer='DKMS module signing key')]) == []
 
 
 def test_first_build_error_quotes_the_compiler():
@@ -803,22 +812,22 @@ def test_first_build_error_quotes_the_compiler():
            "  CC [M]  nvidia/nv.o\n"
            "/var/lib/dkms/nvidia/470.256.02/build/nvidia/nv.c:42:10: error: implicit declaration of function 'x'\n"
            "make[2]: *** [scripts/Makefile.build:243: nvidia/nv.o] Error 1\n")
-    assert k.first_build_error(log) == (
+    assert _dkms.first_build_error(log) == (
         "/var/lib/dkms/nvidia/470.256.02/build/nvidia/nv.c:42:10: error: implicit declaration of function 'x'")
-    assert k.first_build_error("all fine\n") == ''
-    assert k.first_build_error(None) == ''
-    assert k.first_build_error("x.c:1: error: \x1b[31mred\u00e9\n") == 'x.c:1: error: [31mred'
+    assert _dkms.first_build_error("all fine\n") == ''
+    assert _dkms.first_build_error(None) == ''
+    assert _dkms.first_build_error("x.c:1: error: \x1b[31mred\u00e9\n") == 'x.c:1: error: [31mred'
 
 
 def test_build_log_kernel_reads_the_first_line_of_dkms_make_log():
     # The header Debian 12's dkms 3.0.10 wrote (a build's make.log, read 2026-12-05); dkms 2.x writes the same line.
     log = ("DKMS make.log for nvidia-current-535.309.01 for kernel 6.1.0-57-cloud-amd64 (x86_64)\n"
            "Sat Dec  5 09:10:21 UTC 2026\n")
-    assert k.build_log_kernel(log) == '6.1.0-57-cloud-amd64'
+    assert _dkms.build_log_kernel(log) == '6.1.0-57-cloud-amd64'
     # Negative controls: no header, a header-like line that names no kernel, no text.
-    assert k.build_log_kernel("make -C /lib/modules/6.1.0-57-cloud-amd64/build\n") == ''
-    assert k.build_log_kernel("DKMS make.log for nvidia-current-535.309.01\n") == ''
-    assert k.build_log_kernel(None) == ''
+    assert _dkms.build_log_kernel("make -C /lib/modules/6.1.0-57-cloud-amd64/build\n") == ''
+    assert _dkms.build_log_kernel("DKMS make.log for nvidia-current-535.309.01\n") == ''
+    assert _dkms.build_log_kernel(None) == ''
 
 
 def test_newest_build_log_finds_dkms2_and_dkms3_layouts(tmp_path):
@@ -828,8 +837,8 @@ def test_newest_build_log_finds_dkms2_and_dkms3_layouts(tmp_path):
         path.parent.mkdir(parents=True)
         path.write_text('log')
         os.utime(str(path), (mtime, mtime))
-    assert k.newest_build_log(str(tmp_path)) == str(new)
-    assert k.newest_build_log(str(tmp_path / 'nothing')) is None
+    assert _dkms.newest_build_log(str(tmp_path)) == str(new)
+    assert _dkms.newest_build_log(str(tmp_path / 'nothing')) is None
 
 
 MADISON_BOOKWORM = (
@@ -839,10 +848,10 @@ MADISON_BOOKWORM = (
 
 
 def test_parse_madison_and_installed_versions():
-    assert k.parse_madison(MADISON_BOOKWORM) == {'linux-headers-cloud-amd64': ['6.1.192-3', '6.1.176-1']}
-    assert k.parse_madison(b'\xff') == {} and k.parse_madison(None) == {}
-    assert k.installed_versions('linux-image-cloud-amd64\tinstall ok installed\t6.1.176-1\n'
-                                'linux-image-amd64\tdeinstall ok config-files\t6.1.170-1\nbroken\n') == {
+    assert _deb_control.parse_madison(MADISON_BOOKWORM) == {'linux-headers-cloud-amd64': ['6.1.192-3', '6.1.176-1']}
+    assert _deb_control.parse_madison(b'\xff') == {} and _deb_control.parse_madison(None) == {}
+    assert _deb_control.installed_versions('linux-image-cloud-amd64\tinstall ok installed\t6.1.176-1\n'
+                                           'linux-image-amd64\tdeinstall ok config-files\t6.1.170-1\nbroken\n') == {
         'linux-image-cloud-amd64': '6.1.176-1'}
 
 
@@ -852,21 +861,21 @@ def _bookworm_plan():
 
 
 def test_pin_metapackages_takes_the_installed_generation():
-    pinned = k.pin_metapackages(_bookworm_plan(), {'linux-image-cloud-amd64': '6.1.176-1'},
-                                k.parse_madison(MADISON_BOOKWORM))
+    pinned = _kernel_plan.pin_metapackages(_bookworm_plan(), {'linux-image-cloud-amd64': '6.1.176-1'},
+                                           _deb_control.parse_madison(MADISON_BOOKWORM))
     assert pinned['metapackages'] == ['linux-headers-cloud-amd64=6.1.176-1'] and pinned['notes'] == []
 
 
 def test_pin_metapackages_keeps_an_installed_one_and_leaves_out_a_newer_generation():
     # Already installed: named alone (apt state present changes nothing).
-    kept = k.pin_metapackages(_bookworm_plan(), {'linux-image-cloud-amd64': '6.1.170-1',
-                                                 'linux-headers-cloud-amd64': '6.1.170-1'},
-                              k.parse_madison(MADISON_BOOKWORM))
+    kept = _kernel_plan.pin_metapackages(_bookworm_plan(), {'linux-image-cloud-amd64': '6.1.170-1',
+                                                            'linux-headers-cloud-amd64': '6.1.170-1'},
+                                         _deb_control.parse_madison(MADISON_BOOKWORM))
     assert kept['metapackages'] == ['linux-headers-cloud-amd64']
     # Negative control: the archive has no version of the installed generation: installing the newest would install a
     # newer kernel too, so it is left out with a note.
-    out = k.pin_metapackages(_bookworm_plan(), {'linux-image-cloud-amd64': '6.1.170-1'},
-                             k.parse_madison(MADISON_BOOKWORM))
+    out = _kernel_plan.pin_metapackages(_bookworm_plan(), {'linux-image-cloud-amd64': '6.1.170-1'},
+                                        _deb_control.parse_madison(MADISON_BOOKWORM))
     assert out['metapackages'] == []
     assert 'linux-headers-cloud-amd64 is left out' in out['notes'][0] and 'gpuops_upgrade_kernel=true' in out['notes'][0]
 
@@ -884,12 +893,12 @@ PLAN_MIXED = [{'release': '6.8.0-1066-aws', 'source': 'prebuilt'}, {'release': '
     (None, False),
 ])
 def test_mok_enrolled_reads_mokutil(said, enrolled):
-    assert k.mok_enrolled(said) is enrolled
+    assert _kernel_plan.mok_enrolled(said) is enrolled
 
 
 def test_dkms_modules_with_an_unenrolled_key_are_refused_under_secure_boot():
-    refusal = k.secure_boot_refusal(PLAN_MIXED, True, 'fail', '/var/lib/dkms/mok.pub',
-                                    '/var/lib/dkms/mok.pub is not enrolled\n')
+    refusal = _kernel_plan.secure_boot_refusal(PLAN_MIXED, True, 'fail', '/var/lib/dkms/mok.pub',
+                                               '/var/lib/dkms/mok.pub is not enrolled\n')
     assert refusal['kernel'] == '6.8.0-149-generic, 6.8.0-151-generic'
     assert refusal['message'].startswith('Secure Boot is enabled and kernels 6.8.0-149-generic, 6.8.0-151-generic get '
                                          'the NVIDIA module from DKMS')
@@ -903,7 +912,7 @@ def test_dkms_modules_with_an_unenrolled_key_are_refused_under_secure_boot():
 
 
 def test_a_missing_key_or_mokutil_is_not_taken_for_enrolled():
-    refusal = k.secure_boot_refusal(PLAN_MIXED[1:2], True, 'fail', '/var/lib/shim-signed/mok/MOK.der', '')
+    refusal = _kernel_plan.secure_boot_refusal(PLAN_MIXED[1:2], True, 'fail', '/var/lib/shim-signed/mok/MOK.der', '')
     assert refusal['message'].startswith('Secure Boot is enabled and kernel 6.8.0-149-generic gets the NVIDIA module')
     assert 'no certificate yet, or no mokutil' in refusal['message']
 
@@ -917,4 +926,4 @@ def test_a_missing_key_or_mokutil_is_not_taken_for_enrolled():
     ([], True, 'fail', ''),
 ])
 def test_nothing_is_refused_where_the_kernel_accepts_the_modules(plan, secure_boot, mode, said):
-    assert k.secure_boot_refusal(plan, secure_boot, mode, '/var/lib/dkms/mok.pub', said) is None
+    assert _kernel_plan.secure_boot_refusal(plan, secure_boot, mode, '/var/lib/dkms/mok.pub', said) is None
