@@ -245,3 +245,47 @@ def test_driver_role_passes_the_platform_check_on_debian_12(tmp_path):
     out = result.stdout
     assert result.returncode == 0, out
     assert "is not supported by" not in out, out
+
+
+@pytest.mark.parametrize("variables,said", [
+    ({"firewall_allowed_ports": [{"port": "9100\n", "sources": []}]}, "firewall_allowed_ports[0].port: '9100"),
+    ({"firewall_extra_ports": [{"port": 22, "sources": [""]}]},
+     "firewall_extra_ports[0].sources[0]: '' is not an IP address or network"),
+    ({"firewall_service_ports": [{"port": 9100, "sources": ["10.0.0.1 } accept #"]}]},
+     "firewall_service_ports (gpuops_firewall_ports)[0].sources[0]: '10.0.0.1 } accept #' is not an IP address"),
+    ({"firewall_trusted_interfaces": ["ib0\" accept"]}, "firewall_trusted_interfaces[0]: 'ib0"),
+    ({"firewall_ssh_port": "22\r"}, "firewall_ssh_port: '22"),
+    ({"firewall_backend": "iptables"}, 'firewall_backend is "iptables"; use auto, nftables, ufw or firewalld'),
+])
+def test_the_standalone_firewall_refuses_an_entry_by_its_own_name(variables, said):
+    result = preflight("firewall_refuses.yml", "-e", json.dumps(variables))
+    out = " ".join(result.stdout.split())
+    assert result.returncode != 0, out
+    assert said in out and "Nothing was changed" in out, out
+    assert "hardening_" not in out, out
+    assert "Traceback" not in out, out
+
+
+@pytest.mark.parametrize("variables,said", [
+    # Through hardening, the same refusals name the hardening_* variable the inventory sets.
+    ({"hardening_ssh_port": "22\r"}, "hardening_ssh_port: '22"),
+    ({"hardening_firewall_backend": "iptables"}, 'hardening_firewall_backend is "iptables"; use auto'),
+])
+def test_hardening_maps_the_firewall_refusals_to_its_own_names(variables, said):
+    result = preflight("hardening_firewall_refuses.yml", "-e", json.dumps(variables))
+    out = " ".join(result.stdout.split())
+    assert result.returncode != 0, out
+    assert said in out and "Nothing was changed" in out, out
+    assert " firewall_" not in out, out
+
+
+def test_the_standalone_firewall_preflight_passes_good_entries():
+    # Negative control: good entries, the SSH port written "22", pass the same preflight.
+    result = preflight("firewall_refuses.yml", "-e", json.dumps({
+        "firewall_ssh_port": "22",
+        "firewall_allowed_ports": [{"port": "22", "proto": "tcp", "sources": ["10.0.0.1/8", "fd00::/64"]}],
+        "firewall_extra_ports": [{"port": 29510, "port_end": "29599", "interfaces": ["ib0"]}],
+        "firewall_trusted_interfaces": ["bond0.100"]}))
+    out = result.stdout
+    assert result.returncode == 0, out
+    assert "Invalid firewall settings" not in out, out

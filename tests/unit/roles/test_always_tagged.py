@@ -40,9 +40,11 @@ def unguarded(files, known):
             tags = task.get('tags') or []
             if 'always' not in (tags if isinstance(tags, list) else [tags]):
                 continue
+            # The task's own loop variable is defined wherever its when is read.
+            loop_var = (task.get('loop_control') or {}).get('loop_var')
             for text in when_texts(task):
                 for name in names_without_default(text, _NAME):
-                    if name not in known(role):
+                    if name not in known(role) and name != loop_var:
                         found.add((path, task.get('name'), name))
     return found
 
@@ -57,4 +59,9 @@ def test_an_unguarded_fact_is_found():
     files = {'roles/storage/tasks/main.yml': [task]}
     assert unguarded(files, lambda role: set()) == {('roles/storage/tasks/main.yml', 'The disks', '_storage_devices')}
     task['when'] = '_storage_devices | default([]) | length > 0'
+    assert unguarded(files, lambda role: set()) == set()
+    # A loop variable is defined, but only for the task that loops with it.
+    task['when'] = '_storage_disk.size > 0'
+    assert unguarded(files, lambda role: set()) == {('roles/storage/tasks/main.yml', 'The disks', '_storage_disk')}
+    task['loop_control'] = {'loop_var': '_storage_disk'}
     assert unguarded(files, lambda role: set()) == set()

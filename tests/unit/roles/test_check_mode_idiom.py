@@ -33,7 +33,8 @@ FLAG_SET_FACTS = {
 # Where tasks and handlers may read ansible_check_mode, and how often: the named cases of docs/development.md.
 CHECK_MODE_READS = {
     # 1. verify skipped as a whole, on its import (gpu_monitoring: one per part); log_management's journald proof
-    'roles/backup/tasks/main.yml': 1, 'roles/base/tasks/main.yml': 1, 'roles/hardening/tasks/main.yml': 1,
+    'roles/backup/tasks/main.yml': 1, 'roles/base/tasks/main.yml': 1, 'roles/firewall/tasks/main.yml': 1,
+    'roles/hardening/tasks/main.yml': 1,
     'roles/jupyter/tasks/main.yml': 1, 'roles/nvidia_container_toolkit/tasks/main.yml': 1,
     'roles/spot/tasks/main.yml': 1, 'roles/training_cluster/tasks/main.yml': 1,
     'roles/slurm/tasks/main.yml': 1, 'roles/storage/tasks/disks.yml': 1,
@@ -45,8 +46,8 @@ CHECK_MODE_READS = {
     'roles/upgrade_driver/tasks/preflight.yml': 1,
     # 3. no module load or reboot in check mode
     'roles/nvidia_driver/tasks/reboot.yml': 2,
-    # 4. a probe only for a check-mode flag
-    'roles/cuda_toolkit/tasks/install-apt.yml': 1,
+    # 4. a probe only for a check-mode flag (common's packages step: does apt know the packages?)
+    'roles/common/tasks/packages.yml': 1, 'roles/cuda_toolkit/tasks/install-apt.yml': 1,
     # vendor_repo's return value (_vendor_repo_index_pending)
     'roles/vendor_repo/tasks/main.yml': 1,
 }

@@ -2,8 +2,8 @@
 # Copyright (c) gpuops maintainers
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""hardening's allow-list, templated by Ansible: port ranges and per-interface entries in the nftables ruleset and in
-the one-rule-at-a-time list that ufw and firewalld read (_hardening_firewall_rules)."""
+"""The firewall role's allow-list, templated by Ansible: port ranges and per-interface entries in the nftables ruleset
+and in the one-rule-at-a-time list that ufw and firewalld read (_firewall_rules)."""
 
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
@@ -16,8 +16,8 @@ PLAYBOOK = '''
   tasks:
     - ansible.builtin.copy:
         dest: "%(out)s"
-        content: "{{ {'rules': _hardening_firewall_rules, 'retired': _hardening_firewall_retired,
-                      'nft': lookup('ansible.builtin.template', '%(root)s/roles/hardening/templates/nftables.conf.j2')}
+        content: "{{ {'rules': _firewall_rules, 'retired': _firewall_retired,
+                      'nft': lookup('ansible.builtin.template', '%(root)s/roles/firewall/templates/nftables.conf.j2')}
                      | to_json }}"
 '''
 
@@ -29,13 +29,13 @@ CLUSTER = [
 
 
 def render(ansible_play, **extra):
-    proc, got = ansible_play(PLAYBOOK, extra, role_vars=['hardening'], root=ROOT)
+    proc, got = ansible_play(PLAYBOOK, extra, role_vars=['firewall'], root=ROOT)
     assert proc.returncode == 0, proc.stdout
     return got
 
 
 def test_ranges_sources_and_interfaces_in_the_nftables_table(ansible_play):
-    nft = render(ansible_play, hardening_firewall_service_ports=CLUSTER)['nft']
+    nft = render(ansible_play, firewall_service_ports=CLUSTER)['nft']
     lines = [line.strip() for line in nft.splitlines()]
     assert 'tcp dport 22 accept' in lines
     assert 'ip saddr { 10.0.0.2, 10.0.0.3 } tcp dport 29500 accept' in lines
@@ -46,7 +46,7 @@ def test_ranges_sources_and_interfaces_in_the_nftables_table(ansible_play):
 
 
 def test_one_rule_per_source_and_interface_for_ufw_and_firewalld(ansible_play):
-    rules = render(ansible_play, hardening_firewall_service_ports=CLUSTER)['rules']
+    rules = render(ansible_play, firewall_service_ports=CLUSTER)['rules']
     ranged = [r for r in rules if r['port'] == 29501]
     assert sorted((r['source'], r['interface']) for r in ranged) == [('10.0.0.2', 'eth1'), ('10.0.0.2', 'ib0')]
     assert {r['ports_ufw'] for r in ranged} == {'29501:29599'}
@@ -60,16 +60,16 @@ def test_one_rule_per_source_and_interface_for_ufw_and_firewalld(ansible_play):
 
 def test_a_backwards_range_is_never_rendered(ansible_play):
     # The preflight names it (tests/preflight); the backends' variables fail rather than write anything.
-    proc, got = ansible_play(PLAYBOOK, {'hardening_firewall_service_ports': [{'port': 29600, 'port_end': 29500}]},
-                             role_vars=['hardening'], root=ROOT)
+    proc, got = ansible_play(PLAYBOOK, {'firewall_service_ports': [{'port': 29600, 'port_end': 29500}]},
+                             role_vars=['firewall'], root=ROOT)
     out = ' '.join(proc.stdout.split())
     assert proc.returncode != 0 and got is None, out
-    assert ('the allow-list has errors, nothing is written: hardening_firewall_service_ports (gpuops_firewall_ports)[0]'
+    assert ('the allow-list has errors, nothing is written: firewall_service_ports (gpuops_firewall_ports)[0]'
             '.port_end: 29500 is below port 29600') in out, out
     assert 'Traceback' not in out, out
 
 
 def test_an_interface_only_entry_does_not_keep_a_retired_port_open_to_the_world(ansible_play):
     # 8888 allowed on an interconnect only is not "8888 from anywhere": ufw/firewalld still delete the old rule.
-    got = render(ansible_play, hardening_firewall_service_ports=[{'port': 8888, 'sources': [], 'interfaces': ['ib0']}])
+    got = render(ansible_play, firewall_service_ports=[{'port': 8888, 'sources': [], 'interfaces': ['ib0']}])
     assert got['retired'] == [{'port': 8888, 'proto': 'tcp'}]

@@ -5,7 +5,7 @@
 """No backend accepts more than was asked (issue 52), for many seeded random allow-lists with hostile spellings.
 
 Every case that the parse accepts is rendered by Ansible itself, with the role's variables: the real nftables template,
-and the arguments that the allow-list tasks of firewall-ufw.yml and firewall-firewalld.yml give their module for each
+and the arguments that the allow-list tasks of the firewall role's ufw.yml and firewalld.yml give their module for each
 loop item (their loop and argument expressions are read from the task files). Each rendering is then read back by a
 strict grammar (every line of the nftables file, every module argument; a bare `accept` or a `from_ip: any` that no
 entry asked for fails) and evaluated for many packets: a packet is accepted exactly where the inventory asked for it
@@ -33,8 +33,8 @@ from ansible_collections.gpuops.gpu_server.tests.support.playbook import ROOT
 
 SSH_PORT = 22
 CASES = 40  # per seed; every one rendered by Ansible (about 0.5 s each on 2 cores)
-TASKS = ROOT + '/roles/hardening/tasks/firewall-%s.yml'
-TEMPLATE = ROOT + '/roles/hardening/templates/nftables.conf.j2'
+TASKS = ROOT + '/roles/firewall/tasks/%s.yml'
+TEMPLATE = ROOT + '/roles/firewall/templates/nftables.conf.j2'
 IFACE = r'[A-Za-z0-9_.-]{1,15}'
 
 
@@ -336,8 +336,8 @@ PLAYBOOK = '''
 - hosts: localhost
   gather_facts: false
   vars_files:
-    - "%(root)s/roles/hardening/defaults/main.yml"
-    - "%(root)s/roles/hardening/vars/main.yml"
+    - "%(root)s/roles/firewall/defaults/main.yml"
+    - "%(root)s/roles/firewall/vars/main.yml"
   tasks:
     - name: Render each case
       ansible.builtin.debug:
@@ -352,11 +352,12 @@ PLAYBOOK = '''
       loop_control:
         label: case
       vars:
-        hardening_firewall_allowed_ports: "{{ item.hardening_firewall_allowed_ports }}"
-        hardening_firewall_extra_ports: "{{ item.hardening_firewall_extra_ports }}"
-        hardening_firewall_service_ports: "{{ item.hardening_firewall_service_ports }}"
-        hardening_firewall_trusted_interfaces: "{{ item.hardening_firewall_trusted_interfaces }}"
-        hardening_firewall_allow_ping: "{{ item.ping | default(true) }}"
+        # The inventory's hardening_* lists, mapped onto the firewall role's options as the hardening role maps them.
+        firewall_allowed_ports: "{{ item.hardening_firewall_allowed_ports }}"
+        firewall_extra_ports: "{{ item.hardening_firewall_extra_ports }}"
+        firewall_service_ports: "{{ item.hardening_firewall_service_ports }}"
+        firewall_trusted_interfaces: "{{ item.hardening_firewall_trusted_interfaces }}"
+        firewall_allow_ping: "{{ item.ping | default(true) }}"
         # The negative control replaces the typed lists with the earlier code's output.
 %(override)s
       register: __rendered
@@ -365,9 +366,9 @@ PLAYBOOK = '''
         content: "{{ __rendered.results | map(attribute='msg') | list | to_json }}"
 '''
 
-OVERRIDE = '''        _hardening_firewall_entries: "{{ item.naive_entries }}"
-        _hardening_firewall_rules: "{{ item.naive_rules }}"
-        _hardening_firewall_trusted_interfaces: "{{ item.hardening_firewall_trusted_interfaces }}"'''
+OVERRIDE = '''        _firewall_entries: "{{ item.naive_entries }}"
+        _firewall_rules: "{{ item.naive_rules }}"
+        _firewall_trusted_interfaces: "{{ item.hardening_firewall_trusted_interfaces }}"'''
 
 
 TASKS_READ = {
