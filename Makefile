@@ -100,6 +100,24 @@ build: venv-demo ## Build the collection's tarball, build/gpuops-gpu_server-<gal
 	$(BIN)/ansible-galaxy collection build --output-path build --force .
 	@test -f build/gpuops-gpu_server-$(VERSION).tar.gz && echo "built build/gpuops-gpu_server-$(VERSION).tar.gz"
 
+# The execution environment (docs/awx.md): ansible-builder, ansible-navigator and ansible-runner on top of the demo's
+# part of .venv (requirements-ee.txt).
+$(BIN)/.stamp-ee: requirements-ee.txt requirements-demo.txt $(BIN)/.stamp-demo
+	$(PIP_INSTALL) -r requirements-ee.txt
+	touch $@
+
+.PHONY: venv-ee
+venv-ee: $(BIN)/.stamp-ee ## Add ansible-builder, ansible-navigator and ansible-runner to .venv (requirements-ee.txt)
+
+.PHONY: ee
+ee: venv-ee build ## Build the execution environment gpuops-ee (ee/execution-environment.yml) from the Debian 12 test image
+	$(MAKE) --no-print-directory image PLATFORMS=debian12
+	bash scripts/ee.sh
+
+.PHONY: ee-demo
+ee-demo: venv-ee ## Run site.yml from the EE against the demo container twice: ansible-navigator, then ansible-runner (after make demo, make ee)
+	bash scripts/ee-demo.sh
+
 # The release's notes: antsibull-changelog writes CHANGELOG.rst and changelogs/changelog.yaml from the fragments in
 # changelogs/fragments (and removes them, keep_fragments: false) for galaxy.yml's version. Run it once, on main, for a
 # release (docs/development.md, Releasing); `antsibull-changelog lint` checks the fragments without writing anything.

@@ -278,7 +278,7 @@ def test_unreadable_files_are_unknown(sysfs, run_module, monkeypatch):
         if str(path).endswith('mem_info_vram_total'):
             raise PermissionError(13, 'Permission denied', path)
         return real_open(path, *args)
-    monkeypatch.setattr(_amd_facts.os, 'open', deny)
+    monkeypatch.setattr(os, 'open', deny)  # the os module _amd_facts reads files through
     gpu = facts_of(run_module, sysfs)['gpus'][0]
     assert gpu['memory_total_mib'] is None and gpu['temperatures_c']['edge'] == 32.0
 
