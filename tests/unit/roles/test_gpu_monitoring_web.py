@@ -15,7 +15,7 @@ import yaml
 
 from ansible_collections.gpuops.gpu_server.tests.support.playbook import ROOT
 
-ROLE = os.path.join(ROOT, 'roles', 'gpu_monitoring')
+ROLE = os.path.join(ROOT, 'roles', 'gpu_monitoring_server')
 
 INVENTORY = '''
 all:
@@ -49,20 +49,20 @@ PLAYBOOK = '''
         ansible_distribution_major_version: "{{ unit_major_version | default('12') }}"
         cacheable: true
     - ansible.builtin.set_fact:
-        __gpu_monitoring_grafana_ca: {content: "{{ 'CA PEM' | b64encode }}"}
+        __gpu_monitoring_server_grafana_ca: {content: "{{ 'CA PEM' | b64encode }}"}
     - ansible.builtin.template: {src: "%(role)s/templates/prometheus.yml.j2", dest: "%(dir)s/prometheus.yml", mode: "0600"}
     - ansible.builtin.template: {src: "%(role)s/templates/grafana-datasource.yml.j2", dest: "%(dir)s/datasource.yml", mode: "0600"}
     - ansible.builtin.copy:
         dest: "%(out)s"
         mode: "0600"
-        content: "{{ {'ports': _gpu_monitoring_firewall_ports, 'grafana': _gpu_monitoring_grafana_server_settings,
+        content: "{{ {'ports': _gpu_monitoring_node_firewall_ports, 'grafana': _gpu_monitoring_server_grafana_server_settings,
                       'node_args': _gpu_monitoring_node_exporter_args} | to_json }}"
 '''
 
 
 def render(ansible_play, **extra):
     extra.setdefault('gpu_monitoring_web_password', 'unit-test-password')
-    proc, got = ansible_play(PLAYBOOK, extra, INVENTORY, role=ROLE, role_vars=['gpu_monitoring'])
+    proc, got = ansible_play(PLAYBOOK, extra, INVENTORY, role=ROLE, role_vars=['gpu_monitoring_node', 'gpu_monitoring_server', 'gpu_monitoring'])
     assert proc.returncode == 0, proc.stdout
     got['prometheus'] = yaml.safe_load((ansible_play.dir / 'prometheus.yml').read_text())
     got['datasource'] = yaml.safe_load((ansible_play.dir / 'datasource.yml').read_text())
