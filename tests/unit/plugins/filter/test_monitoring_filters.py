@@ -48,8 +48,8 @@ def test_a_node_set_up_the_other_way_is_named_with_its_variable(variables, said)
 
 
 def test_every_mismatch_of_every_node_is_named_in_host_order():
-    got = mismatches({'gpu-c': {'gpu_monitoring_tls': False}, 'gpu-a': {'gpu_monitoring_tls': False,
-                                                                       'gpu_monitoring_web_user': 'x'}})
+    got = mismatches({'gpu-c': {'gpu_monitoring_tls': False},
+                      'gpu-a': {'gpu_monitoring_tls': False, 'gpu_monitoring_web_user': 'x'}})
     assert got == ['gpu-a has gpu_monitoring_tls False', 'gpu-a has gpu_monitoring_web_user x',
                    'gpu-c has gpu_monitoring_tls False']
 
