@@ -114,3 +114,17 @@ def test_negative_control_a_dropped_mapping_line_is_caught():
             raise AssertionError('a dropped mapping line went unnoticed')
     finally:
         globals()['load'] = real
+
+
+def test_the_server_reads_the_web_files_where_the_node_roles_tasks_write_them():
+    """gpu_monitoring_server includes gpu_monitoring_node's web-auth and web-endpoint tasks, which write the web
+    configuration files and the password hash under the node role's paths; the server passes its own paths to
+    Prometheus and Alertmanager (--web.config.file, password_file, ca_file): they must be the same."""
+    node, server = load('gpu_monitoring_node', 'vars/main.yml'), load('gpu_monitoring_server', 'vars/main.yml')
+    for suffix in ('web_dir', 'web_group', 'pki_dir', 'ca_file', 'web_password_path'):
+        mine = server['_gpu_monitoring_server_' + suffix].replace('_gpu_monitoring_server_', '_gpu_monitoring_node_')
+        assert mine == node['_gpu_monitoring_node_' + suffix], suffix
+    for endpoint, path in server['_gpu_monitoring_server_web_config_files'].items():
+        assert path.replace('_gpu_monitoring_server_', '_gpu_monitoring_node_') == \
+            node['_gpu_monitoring_node_web_config_files'][endpoint], endpoint
+    assert set(server['_gpu_monitoring_server_web_config_files']) == {'prometheus', 'alertmanager'}
