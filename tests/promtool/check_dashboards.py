@@ -7,7 +7,7 @@ import os
 import sys
 
 DATASOURCE_UID = "gpuops-prometheus"
-root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "roles", "gpu_monitoring", "files", "dashboards")
+root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "roles", "gpu_monitoring_server", "files", "dashboards")
 errors = []
 uids = set()
 files = sorted(glob.glob(os.path.join(root, "*.json")))

@@ -201,15 +201,17 @@ _HOST_VARIABLE_RE = re.compile(r"\w\[\s*'([a-z]\w*)'\s*\]")
 
 
 def defined_role_variables(root=ROOT):
-    """``{role: variables}``: its argument specs and defaults, and the host variables its files read per host."""
+    """``{role: variables}``: its argument specs and defaults, and the host variables with its prefix that the roles'
+    files read per host (gpu_monitoring_server reads the gpu_monitoring entry's gpu_monitoring_scrape_address)."""
+    host_variables = set()
+    for path in glob.glob(os.path.join(root, 'roles', '*', '*', '**', '*.j2'), recursive=True) + \
+            glob.glob(os.path.join(root, 'roles', '*', '*', '**', '*.yml'), recursive=True):
+        with open(path) as f:
+            host_variables |= set(_HOST_VARIABLE_RE.findall(f.read()))
     defined = {}
     for role in role_names(root):
         names = set(_role_defaults(os.path.join(root, 'roles', role)))
-        for path in glob.glob(os.path.join(root, 'roles', role, '*', '**', '*.j2'), recursive=True) + \
-                glob.glob(os.path.join(root, 'roles', role, '*', '**', '*.yml'), recursive=True):
-            with open(path) as f:
-                names |= set(n for n in _HOST_VARIABLE_RE.findall(f.read()) if n.startswith(role + '_'))
-        defined[role] = names
+        defined[role] = names | set(n for n in host_variables if n.startswith(role + '_'))
     return defined
 
 
@@ -292,12 +294,12 @@ def names_in_markdown(doc):
 
 
 def undefined_role_variables(doc, defined, ignore=()):
-    """Role-prefixed names in ``doc`` that the role (the longest matching prefix) does not define."""
-    roles = sorted(defined, key=len, reverse=True)
+    """Role-prefixed names in ``doc`` that no role of a matching prefix defines (gpu_monitoring_node_group is the
+    gpu_monitoring entry's, though gpu_monitoring_node is the longer prefix)."""
     found = []
     for name in sorted(names_in_markdown(doc)):
-        role = next((r for r in roles if name.startswith(r + '_')), None)
-        if role is not None and name not in defined[role] and name not in ignore:
+        roles = [r for r in defined if name.startswith(r + '_')]
+        if roles and not any(name in defined[r] for r in roles) and name not in ignore:
             found.append(name)
     return found
 

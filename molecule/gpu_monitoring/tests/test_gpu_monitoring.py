@@ -12,7 +12,7 @@ NODE = "gpuops-gpu_monitoring-node"
 SERVER = "gpuops-gpu_monitoring-server"
 PROM = "https://127.0.0.1:9090"
 ALERTMANAGER = "https://127.0.0.1:9093"
-DASHBOARD = os.path.join(os.path.dirname(__file__), "..", "..", "..", "roles", "gpu_monitoring", "files",
+DASHBOARD = os.path.join(os.path.dirname(__file__), "..", "..", "..", "roles", "gpu_monitoring_server", "files",
                          "dashboards", "gpu-fleet-overview.json")
 # Every endpoint: https (verified against the collection's CA that the pki role installs) with basic auth.
 USER = "gpuops"

@@ -32,14 +32,14 @@ FLAG_SET_FACTS = {
 }
 # Where tasks and handlers may read ansible_check_mode, and how often: the named cases of docs/development.md.
 CHECK_MODE_READS = {
-    # 1. verify skipped as a whole, on its import (gpu_monitoring: one per part); log_management's journald proof
+    # 1. verify skipped as a whole, on its import (gpu_monitoring_node, gpu_monitoring_server); log_management's journald proof
     'roles/backup/tasks/main.yml': 1, 'roles/base/tasks/main.yml': 1, 'roles/firewall/tasks/main.yml': 1,
     'roles/hardening/tasks/main.yml': 1,
     'roles/jupyter/tasks/main.yml': 1, 'roles/nvidia_container_toolkit/tasks/main.yml': 1,
     'roles/spot/tasks/main.yml': 1, 'roles/training_cluster/tasks/main.yml': 1,
     'roles/slurm/tasks/main.yml': 1, 'roles/storage/tasks/disks.yml': 1,
-    'roles/gpu_monitoring/tasks/node.yml': 1,
-    'roles/gpu_monitoring/tasks/server.yml': 1, 'roles/log_management/tasks/verify.yml': 1,
+    'roles/gpu_monitoring_node/tasks/main.yml': 1,
+    'roles/gpu_monitoring_server/tasks/main.yml': 1, 'roles/log_management/tasks/verify.yml': 1,
     # 2. real work only: the GPUs, the acceptance sample, the driver upgrade (and its report's words)
     'roles/gpu_acceptance/tasks/main.yml': 2, 'roles/cuda_toolkit/tasks/verify.yml': 1,
     'roles/upgrade_driver/tasks/upgrade.yml': 1, 'roles/upgrade_driver/tasks/before.yml': 1,

@@ -2,7 +2,7 @@
 # Copyright (c) gpuops maintainers
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The gpu_monitoring textfile collector on the real H200 capture: the T.Limit thresholds reach Prometheus."""
+"""The gpu_monitoring_node textfile collector on the real H200 capture: the T.Limit thresholds reach Prometheus."""
 
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
@@ -11,7 +11,7 @@ from ansible_collections.gpuops.gpu_server.tests.unit.conftest import fixture_pa
 
 
 def load_collector():
-    return load_script('gpuops_gpu_collector', 'roles', 'gpu_monitoring', 'files', 'gpuops-gpu-collector.py')
+    return load_script('gpuops_gpu_collector', 'roles', 'gpu_monitoring_node', 'files', 'gpuops-gpu-collector.py')
 
 
 def samples(text, metric):

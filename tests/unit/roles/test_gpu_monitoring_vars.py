@@ -2,7 +2,8 @@
 # Copyright (c) gpuops maintainers
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""gpu_monitoring's internal variables, templated by Ansible: listen addresses and the collector's parsers."""
+"""gpu_monitoring_node's and gpu_monitoring_server's internal variables, templated by Ansible from the gpu_monitoring
+entry's options (as a run of the entry passes them on): listen addresses and the collector's parsers."""
 
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
@@ -18,16 +19,16 @@ PLAYBOOK = '''
   tasks:
     - ansible.builtin.copy:
         dest: "%(out)s"
-        content: "{{ {'node': _gpu_monitoring_node_exporter_web, 'prometheus': _gpu_monitoring_prometheus_web,
-                      'prometheus_local': _gpu_monitoring_prometheus_local,
-                      'alertmanager_local': _gpu_monitoring_alertmanager_local,
-                      'parsers': _gpu_monitoring_parsers_dir,
-                      'modules': _gpu_monitoring_collector_modules} | to_json }}"
+        content: "{{ {'node': _gpu_monitoring_node_exporter_web, 'prometheus': _gpu_monitoring_server_prometheus_web,
+                      'prometheus_local': _gpu_monitoring_server_prometheus_local,
+                      'alertmanager_local': _gpu_monitoring_server_alertmanager_local,
+                      'parsers': _gpu_monitoring_node_parsers_dir,
+                      'modules': _gpu_monitoring_node_collector_modules} | to_json }}"
 '''
 
 
 def render(ansible_play, **extra):
-    proc, got = ansible_play(PLAYBOOK, extra, role_vars=['gpu_monitoring'])
+    proc, got = ansible_play(PLAYBOOK, extra, role_vars=['gpu_monitoring_node', 'gpu_monitoring_server', 'gpu_monitoring'])
     assert proc.returncode == 0, proc.stdout
     return got
 

@@ -15,7 +15,7 @@ import yaml
 
 from ansible_collections.gpuops.gpu_server.tests.support.playbook import ROOT
 
-ROLE = os.path.join(ROOT, 'roles', 'gpu_monitoring')
+ROLE = os.path.join(ROOT, 'roles', 'gpu_monitoring_server')
 
 INVENTORY = '''
 all:
@@ -49,20 +49,20 @@ PLAYBOOK = '''
         ansible_distribution_major_version: "{{ unit_major_version | default('12') }}"
         cacheable: true
     - ansible.builtin.set_fact:
-        __gpu_monitoring_grafana_ca: {content: "{{ 'CA PEM' | b64encode }}"}
+        __gpu_monitoring_server_grafana_ca: {content: "{{ 'CA PEM' | b64encode }}"}
     - ansible.builtin.template: {src: "%(role)s/templates/prometheus.yml.j2", dest: "%(dir)s/prometheus.yml", mode: "0600"}
     - ansible.builtin.template: {src: "%(role)s/templates/grafana-datasource.yml.j2", dest: "%(dir)s/datasource.yml", mode: "0600"}
     - ansible.builtin.copy:
         dest: "%(out)s"
         mode: "0600"
-        content: "{{ {'ports': _gpu_monitoring_firewall_ports, 'grafana': _gpu_monitoring_grafana_server_settings,
+        content: "{{ {'ports': _gpu_monitoring_node_firewall_ports, 'grafana': _gpu_monitoring_server_grafana_server_settings,
                       'node_args': _gpu_monitoring_node_exporter_args} | to_json }}"
 '''
 
 
 def render(ansible_play, **extra):
     extra.setdefault('gpu_monitoring_web_password', 'unit-test-password')
-    proc, got = ansible_play(PLAYBOOK, extra, INVENTORY, role=ROLE, role_vars=['gpu_monitoring'])
+    proc, got = ansible_play(PLAYBOOK, extra, INVENTORY, role=ROLE, role_vars=['gpu_monitoring_node', 'gpu_monitoring_server', 'gpu_monitoring'])
     assert proc.returncode == 0, proc.stdout
     got['prometheus'] = yaml.safe_load((ansible_play.dir / 'prometheus.yml').read_text())
     got['datasource'] = yaml.safe_load((ansible_play.dir / 'datasource.yml').read_text())
@@ -123,3 +123,23 @@ def test_grafana_serves_https_and_reads_prometheus_over_https(ansible_play):
     assert source['basicAuth'] is True and source['basicAuthUser'] == 'gpuops'
     assert source['jsonData'] == {'tlsAuthWithCACert': True}
     assert source['secureJsonData'] == {'basicAuthPassword': 'unit-test-password', 'tlsCACert': 'CA PEM\n'}
+
+
+def test_each_node_is_scraped_by_its_own_exporter_under_either_name(ansible_play):
+    """A node's exporter choice and port come from its host variables: the gpu_monitoring_node role's names, else the
+    gpu_monitoring entry's (1.0.0 inventories), else the server's defaults."""
+    inventory = INVENTORY.replace(
+        'node-1: {ansible_host: node-1.example.com}',
+        'node-1: {ansible_host: node-1.example.com, gpu_monitoring_exporter: nvidia_gpu_exporter}').replace(
+        'node-2: {ansible_host: 10.0.0.12}',
+        'node-2: {ansible_host: 10.0.0.12, gpu_monitoring_node_gpu_exporter: dcgm, gpu_monitoring_node_dcgm_port: 9500,'
+        ' gpu_monitoring_exporter: textfile}')
+    # Only the server role's variables are loaded (include_vars would outrank the inventory, as role defaults do not).
+    playbook = PLAYBOOK.split('    - ansible.builtin.template: {src: "%(role)s/templates/grafana')[0]
+    proc, _unused = ansible_play(playbook, {'gpu_monitoring_server_web_password': 'unit-test-password'}, inventory,
+                                 role=ROLE, role_vars=['gpu_monitoring_server'])
+    assert proc.returncode == 0, proc.stdout
+    config = yaml.safe_load((ansible_play.dir / 'prometheus.yml').read_text())
+    jobs = {job['job_name']: job for job in config['scrape_configs']}
+    exporters = [(c['targets'], c['labels']['gpu_exporter']) for c in jobs['gpu_exporter']['static_configs']]
+    assert exporters == [(['node-1.example.com:9835'], 'nvidia_gpu_exporter'), (['10.0.0.12:9500'], 'dcgm')]

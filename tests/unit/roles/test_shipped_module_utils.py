@@ -33,7 +33,8 @@ PACKAGE = 'ansible_collections.gpuops.gpu_server.plugins.module_utils'
 MODULE_UTILS = os.path.join(ROOT, 'plugins', 'module_utils')
 # (role, the vars/main.yml list, the script the list is shipped with, the vars/main.yml directory it is installed in)
 SHIPPED = [
-    ('gpu_monitoring', '_gpu_monitoring_collector_modules', 'gpuops-gpu-collector.py', '_gpu_monitoring_collector_dir'),
+    ('gpu_monitoring_node', '_gpu_monitoring_node_collector_modules', 'gpuops-gpu-collector.py',
+     '_gpu_monitoring_node_collector_dir'),
     ('spot', '_spot_modules', 'gpuops-spot.py', '_spot_tool_dir'),
     ('slurm', '_slurm_health_modules', 'gpuops-slurm-health.py', '_slurm_health_dir'),
     ('slurm', '_slurm_power_modules', 'gpuops-slurm-power.py', '_slurm_power_dir'),
@@ -179,12 +180,12 @@ def test_no_role_copies_module_utils_by_hand():
      'ansible.builtin.copy': {'src': "{{ 'plugins/module_utils' | gpuops.gpu_server.collection_path }}/{{ item }}",
                               'dest': '/usr/local/lib/gpuops-spot/x/{{ item }}', 'mode': '0644'},
      'loop': '{{ _spot_modules }}'},
-    # gpu_monitoring's, through a directory variable, in config_files
+    # gpu_monitoring_node's, through a directory variable, in config_files
     {'name': 'Install the parsers',
      'gpuops.gpu_server.config_files': {'files': [
          {'path': '/usr/local/lib/c/{{ item }}',
-          'content': "{{ lookup('ansible.builtin.file', _gpu_monitoring_parsers_dir ~ '/' ~ item, rstrip=false) }}"}]},
-     'loop': '{{ _gpu_monitoring_collector_modules }}'},
+          'content': "{{ lookup('ansible.builtin.file', _gpu_monitoring_node_parsers_dir ~ '/' ~ item, rstrip=false) }}"}]},
+     'loop': '{{ _gpu_monitoring_node_collector_modules }}'},
     # a new variable of the role that leads to module_utils through another one
     {'name': 'Copy one parser', 'ansible.builtin.copy': {'src': '{{ _slurm_x_dir }}/_pci.py', 'dest': '/opt/x/_pci.py'},
      'vars': {'_slurm_x_dir': '{{ _slurm_y }}'}},
