@@ -122,6 +122,11 @@ def source_key(source, distribution, release):
     return key
 
 
+def distribution_packages(key):
+    """The packages the rocm role installs from the archive of source ``key``; () for AMD's repository."""
+    return tuple(_data_rocm.DISTRIBUTION_PACKAGES.get(key, ()))
+
+
 def sources_carrying(targets):
     """The labels of the sources whose libraries carry every one of ``targets``, in table order."""
     return [s['label'] for s in (SOURCES[r[0]] for r in _data_rocm.ROCM_SOURCES)

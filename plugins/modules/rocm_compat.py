@@ -147,6 +147,14 @@ gpu_count:
   type: int
   returned: always
   sample: 8
+packages:
+  description: The packages of the distribution's ROCm that the rocm role installs for O(source=distribution) (the
+    runtime, tools and the libraries whose targets were checked); empty for O(source=amd) and for a distribution
+    that carries no ROCm library.
+  type: list
+  elements: str
+  returned: always
+  sample: [rocminfo, rocm-smi, amd-smi, libamdhip64-5, libhsa-runtime64-1, librocblas0, librccl1]
 notes:
   description: Things worth knowing that are not problems.
   type: list
@@ -231,7 +239,8 @@ def main():
         worded.append(dict(problem, variable=names.get(problem['subject']) or problem['subject'], fix=fix))
     output = dict(changed=False, compatible=verdict == 'compatible', verdict=verdict, source=source['label'],
                   gfx_targets=targets, source_gfx_targets=list(source['gfx_targets'] or ()), problems=worded,
-                  unknown_gpus=unknown, gpu_count=count, notes=notes)
+                  unknown_gpus=unknown, gpu_count=count, notes=notes,
+                  packages=list(_rocm_compat.distribution_packages(key)))
     if verdict != 'compatible' and p['fail_on_incompatible']:
         module.fail_json(msg='%s ROCm source: %s' % (
             'Incompatible' if verdict == 'incompatible' else 'Unverifiable', '; '.join(

@@ -104,3 +104,12 @@ def test_bad_input_fails_naming_the_entry(run_module, args, words):
 def test_unreadable_bus_fails_clearly(tmp_path, run_module):
     result = run_module(rocm_compat.main, dict(DEBIAN13, sysfs_root=str(tmp_path / 'nothing')))
     assert result.failed and 'give gfx_targets or gpus' in result['msg']
+
+
+def test_packages_follow_the_source(run_module):
+    result = run_module(rocm_compat.main, dict(DEBIAN13, gfx_targets=['gfx90a']))
+    assert 'librocblas0' in result['packages'] and 'amd-smi' in result['packages']
+    ubuntu = run_module(rocm_compat.main, dict(source='distribution', distribution='Ubuntu',
+                                               distribution_release='26.04', gfx_targets=['gfx942']))
+    assert 'librocblas5' in ubuntu['packages'] and 'libamdhip64-7' in ubuntu['packages']
+    assert run_module(rocm_compat.main, dict(source='amd', gfx_targets=['gfx942']))['packages'] == []
