@@ -32,6 +32,7 @@ attributes:
     description: The module changes nothing; it runs the same in check mode.
   diff_mode:
     support: none
+    description: Nothing changes, so there is no difference to show.
 options:
   source:
     description:

@@ -26,6 +26,7 @@ attributes:
     description: The module changes nothing.
   diff_mode:
     support: none
+    description: Nothing changes, so there is no difference to show.
 options:
   sysfs_root:
     description: Where sysfs is mounted.
