@@ -40,6 +40,7 @@ CHECK_MODE_READS = {
     'roles/slurm/tasks/main.yml': 1, 'roles/storage/tasks/disks.yml': 1,
     'roles/gpu_monitoring_node/tasks/main.yml': 1,
     'roles/gpu_monitoring_server/tasks/main.yml': 1, 'roles/log_management/tasks/verify.yml': 1,
+    'roles/rocm/tasks/main.yml': 1,
     # 2. real work only: the GPUs, the acceptance sample, the driver upgrade (and its report's words)
     'roles/gpu_acceptance/tasks/main.yml': 2, 'roles/cuda_toolkit/tasks/verify.yml': 1,
     'roles/upgrade_driver/tasks/upgrade.yml': 1, 'roles/upgrade_driver/tasks/before.yml': 1,
