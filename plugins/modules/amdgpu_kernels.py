@@ -169,7 +169,7 @@ def main():
         path = _module_path(root, release)
         names = set()
         if path is not None:
-            modinfo = modinfo or module.get_bin_path('modinfo', required=True, opt_dirs=['/sbin', '/usr/sbin'])
+            modinfo = modinfo or module.get_bin_path('modinfo', required=True)
             rc, out, err = module.run_command([modinfo, '-F', 'firmware', path],
                                               environ_update={'LC_ALL': 'C', 'LANG': 'C'})
             if rc != 0:
