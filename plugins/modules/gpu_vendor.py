@@ -15,7 +15,7 @@ version_added: 1.1.0
 description:
   - Reads the GPUs on the PCI bus from sysfs (vendor C(0x10de) NVIDIA with a display class, C(0x1002) AMD with a
     display or processing accelerator class) and says whose roles the host gets, C(nvidia), C(amd) or C(none).
-  - O(vendor) forces the choice. It is parsed strictly (exactly V(auto), V(nvidia), V(amd) or V(none), a string):
+  - O(vendor) forces the choice. It is parsed strictly, exactly V(auto), V(nvidia), V(amd) or V(none) as a string;
     anything else fails the module, naming O(vendor_variable), before any change.
   - With V(auto), a host with GPUs of one vendor gets that vendor; a host without an NVIDIA or AMD GPU gets
     V(nvidia), what site.yml ran before the choice existed; a host with GPUs of both vendors fails, asking for
