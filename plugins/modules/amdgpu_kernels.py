@@ -26,8 +26,10 @@ author:
 attributes:
   check_mode:
     support: full
+    description: It only reads (sysfs, the kernels, modinfo, dpkg-query); check mode runs the same reads.
   diff_mode:
     support: none
+    description: Nothing is changed, so there is nothing to show.
 options:
   sysfs_root:
     description: Where sysfs is mounted; tests point it at a fake PCI bus.

@@ -27,8 +27,10 @@ author:
 attributes:
   check_mode:
     support: full
+    description: It only reads sysfs; check mode runs the same read.
   diff_mode:
     support: none
+    description: Nothing is changed, so there is nothing to show.
 options:
   vendor:
     description:
