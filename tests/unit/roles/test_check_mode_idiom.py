@@ -33,6 +33,7 @@ FLAG_SET_FACTS = {
 # Where tasks and handlers may read ansible_check_mode, and how often: the named cases of docs/development.md.
 CHECK_MODE_READS = {
     # 1. verify skipped as a whole, on its import (gpu_monitoring_node, gpu_monitoring_server); log_management's journald proof
+    'roles/amd_driver/tasks/main.yml': 1,
     'roles/backup/tasks/main.yml': 1, 'roles/base/tasks/main.yml': 1, 'roles/firewall/tasks/main.yml': 1,
     'roles/hardening/tasks/main.yml': 1,
     'roles/jupyter/tasks/main.yml': 1, 'roles/nvidia_container_toolkit/tasks/main.yml': 1,
