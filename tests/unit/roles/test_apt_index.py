@@ -6,7 +6,7 @@
 
 - No role's apt task refreshes the index itself (``update_cache``), but for upgrade_driver's kernel simulation, which
   wants the archive as it is now.
-- The ``when`` and ``vars`` of every import of apt_index read no role-private register (``__name``) without a
+- The ``when`` and ``vars`` of every import of apt_index, or of the packages step that imports it, read no role-private register (``__name``) without a
   ``default``: Ansible runs the import's argument validation under any --tags and evaluates them there, where a task
   that a tag filter skipped left its register undefined (the hardening scenario's tagged re-run failed on it).
 Each checker is a function of the parsed files, with a negative control.
@@ -27,6 +27,8 @@ OWN_REFRESH = {
     'roles/common/tasks/apt_index_read.yml',  # the one home (included by apt_index.yml)
     'roles/upgrade_driver/tasks/before.yml',  # the kernel simulation reads the archive as it is now
 }
+# common's entry points that refresh the index: apt_index, and the packages step (which imports it).
+INDEX_ENTRY_POINTS = ('apt_index', 'packages')
 _REGISTER = re.compile(r'(?<![\w.\'"])(__[a-z0-9_]+)')
 
 
@@ -42,12 +44,13 @@ def own_refreshes(files):
 
 
 def unguarded_registers(files):
-    """(path, task name, register) for every register an apt_index import's when or vars reads without a default."""
+    """(path, task name, register) for every register that an import of apt_index (or of packages, which imports it)
+    reads in its when or vars without a default."""
     found = set()
     for path, data in files.items():
         for task in walk(data):
             args = task.get('ansible.builtin.import_role')
-            if not isinstance(args, dict) or args.get('tasks_from') != 'apt_index':
+            if not isinstance(args, dict) or args.get('tasks_from') not in INDEX_ENTRY_POINTS:
                 continue
             texts = when_texts(task) + [str(value) for value in (task.get('vars') or {}).values()]
             for text in texts:
@@ -72,7 +75,7 @@ def test_an_own_refresh_is_found():
 def test_every_apt_index_import_reads_its_registers_with_a_default():
     files = _files()
     imports = sum(1 for data in files.values() for task in walk(data)
-                  if (task.get('ansible.builtin.import_role') or {}).get('tasks_from') == 'apt_index')
+                  if (task.get('ansible.builtin.import_role') or {}).get('tasks_from') in INDEX_ENTRY_POINTS)
     assert imports >= 10, imports
     assert unguarded_registers(files) == set()
 
@@ -83,3 +86,10 @@ def test_an_unguarded_register_is_found():
             'when': ['__x_list is changed', '(__y | default({})) is changed'],
             'vars': {'common_apt_index_refresh': "{{ __z.changed }}"}}
     assert unguarded_registers({'a.yml': [task]}) == {('a.yml', 'Refresh', '__x_list'), ('a.yml', 'Refresh', '__z')}
+
+
+def test_an_unguarded_register_of_a_packages_import_is_found():
+    task = {'name': 'Install',
+            'ansible.builtin.import_role': {'name': 'gpuops.gpu_server.common', 'tasks_from': 'packages'},
+            'vars': {'common_packages_index_refresh': "{{ __z is changed }}"}}
+    assert unguarded_registers({'a.yml': [task]}) == {('a.yml', 'Install', '__z')}
