@@ -24,13 +24,15 @@ pytestmark = [
     pytest.mark.skipif(os.geteuid() != 0, reason='the entry point chowns to root'),
 ]
 
+# common is internal: the play imports the entry point through the test-only wrapper role (tests/support/roles).
+CALLER = os.path.join(ROOT, 'tests', 'support', 'roles', 'common_caller')
 PLAYBOOK = '''
 - hosts: localhost
   gather_facts: false
   tasks:
     - name: The entry point under test
       ansible.builtin.import_role:
-        name: gpuops.gpu_server.common
+        name: %(caller)s
         tasks_from: script_libraries
       vars:
         common_script_dir: "{{ script_dir }}"
@@ -50,7 +52,7 @@ PLAYBOOK = '''
         content: "yes"
         mode: "0644"
       check_mode: false
-'''
+'''.replace('%(caller)s', CALLER)
 MODULE_UTILS = os.path.join(ROOT, 'plugins', 'module_utils')
 PACKAGE = os.path.join('ansible_collections', 'gpuops', 'gpu_server', 'plugins', 'module_utils')
 
