@@ -49,7 +49,7 @@ CHECK_MODE_READS = {
     # 3. no module load or reboot in check mode
     'roles/nvidia_driver/tasks/reboot.yml': 2,
     # 4. a probe only for a check-mode flag (common's packages step: does apt know the packages?)
-    'roles/common/tasks/packages.yml': 1, 'roles/cuda_toolkit/tasks/install-apt.yml': 1,
+    'roles/common/tasks/packages.yml': 1,
     # vendor_repo's return value (_vendor_repo_index_pending)
     'roles/vendor_repo/tasks/main.yml': 1,
 }
