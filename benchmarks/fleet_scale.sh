@@ -42,7 +42,7 @@ cleanup() {
 trap cleanup EXIT
 
 echo "fleet: committing $DEMO to $IMAGE and starting $N containers"
-docker commit -q "$DEMO" "$IMAGE" >/dev/null
+docker commit "$DEMO" "$IMAGE" >/dev/null
 cgroupns=$(docker image inspect -f '{{ index .Config.Labels "gpuops.cgroupns" }}' "local/$PLATFORM:latest")
 admin=$(sed -n 's/^hardening_admin_user: *//p' inventories/demo/group_vars/all.yml)
 {
