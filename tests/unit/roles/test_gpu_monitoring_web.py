@@ -135,7 +135,7 @@ def test_each_node_is_scraped_by_its_own_exporter_under_either_name(ansible_play
         'node-2: {ansible_host: 10.0.0.12, gpu_monitoring_node_gpu_exporter: dcgm, gpu_monitoring_node_dcgm_port: 9500,'
         ' gpu_monitoring_exporter: textfile}')
     # Only the server role's variables are loaded (include_vars would outrank the inventory, as role defaults do not).
-    playbook = PLAYBOOK.split('    - ansible.builtin.template: {src: "%(role)s/templates/grafana')[0]
+    playbook = PLAYBOOK.split('    - ansible.builtin.template: {src: "%(role)s/templates/grafana', maxsplit=1)[0]
     proc, _unused = ansible_play(playbook, {'gpu_monitoring_server_web_password': 'unit-test-password'}, inventory,
                                  role=ROLE, role_vars=['gpu_monitoring_server'])
     assert proc.returncode == 0, proc.stdout
