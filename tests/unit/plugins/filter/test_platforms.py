@@ -65,8 +65,9 @@ def test_malformed_data_is_refused_with_a_message(data):
 
 # Roles without platform data of their own, each for a reason: internal roles that run only inside a parent role, whose
 # preflight checked the platform (common, pki, vendor_repo), and the operations that run on hosts the driver roles
-# set up, through those roles (gpu_acceptance, upgrade_driver), or in a Python environment of their own (jupyter).
-NO_PLATFORMS = {'common', 'pki', 'vendor_repo', 'gpu_acceptance', 'upgrade_driver', 'jupyter'}
+# set up, through those roles (gpu_acceptance, upgrade_driver), or in a Python environment of their own (jupyter); and
+# gpu_monitoring, the entry that includes gpu_monitoring_node and gpu_monitoring_server, whose preflights check it.
+NO_PLATFORMS = {'common', 'pki', 'vendor_repo', 'gpu_acceptance', 'upgrade_driver', 'jupyter', 'gpu_monitoring'}
 
 
 @pytest.mark.parametrize('path', sorted(glob.glob(os.path.join(ROLES, '*', 'vars', 'main.yml'))))
