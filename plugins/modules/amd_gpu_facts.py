@@ -29,39 +29,11 @@ description:
   - A missing tool, a tool that fails or prints something unreadable, and a driver that is not loaded do not fail
     the module; C(driver_loaded) is false with a C(reason), and C(notes) says what each source answered.
   - A tool that hangs is killed after O(timeout) seconds and the module fails (a hung amd-smi usually means a sick GPU).
+extends_documentation_fragment:
+  - gpuops.gpu_server.amd_host
+  - gpuops.gpu_server.amd_host.READ_ONLY
 author:
   - gpuops maintainers (@gpuops)
-options:
-  amd_smi_path:
-    description:
-      - Path to the C(amd-smi) executable. By default it is looked up on E(PATH) and in C(/opt/rocm/bin).
-    type: path
-  rocm_smi_path:
-    description:
-      - Path to the C(rocm-smi) executable. By default it is looked up on E(PATH) and in C(/opt/rocm/bin).
-    type: path
-  sysfs_root:
-    description:
-      - Where sysfs is mounted. The GPUs are read from C(<sysfs_root>/class/drm/card*/device).
-      - Meant for tests that point at a built sysfs tree; leave the default on real hosts.
-    type: path
-    default: /sys
-  timeout:
-    description:
-      - Seconds to wait for each amd-smi or rocm-smi command before killing it and failing. A positive number.
-    type: int
-    default: 30
-attributes:
-  check_mode:
-    support: full
-    description: The module only reads; it runs the same way in check mode.
-  diff_mode:
-    support: none
-    description: Nothing changes, so there is nothing to diff.
-  platform:
-    support: full
-    platforms: posix
-    description: Runs on Linux hosts (reads sysfs, amd-smi and rocm-smi).
 notes:
   - Values a GPU does not report (V(N/A)) are null; so is a figure that is no reading (a non-ASCII digit, more than
     20 digits, beyond plus or minus 2**64, NaN, a value in another unit than expected), never an error.

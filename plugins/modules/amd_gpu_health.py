@@ -24,23 +24,12 @@ description:
     joined by XGMI to fewer of the host's GPUs of its model than its baseboard joins (fail)."
   - A figure that is unknown (null in the facts) is not judged; it never fails the module.
   - The kernel log is not read (the NVIDIA module's Xid events have no AMD counterpart here).
+extends_documentation_fragment:
+  - gpuops.gpu_server.amd_host
+  - gpuops.gpu_server.amd_host.READ_ONLY
 author:
   - gpuops maintainers (@gpuops)
 options:
-  amd_smi_path:
-    description: Path to C(amd-smi), as in M(gpuops.gpu_server.amd_gpu_facts).
-    type: path
-  rocm_smi_path:
-    description: Path to C(rocm-smi), as in M(gpuops.gpu_server.amd_gpu_facts).
-    type: path
-  sysfs_root:
-    description: Where sysfs is mounted, as in M(gpuops.gpu_server.amd_gpu_facts).
-    type: path
-    default: /sys
-  timeout:
-    description: Seconds to wait for each amd-smi or rocm-smi command. A positive number.
-    type: int
-    default: 30
   expected_gpu_count:
     description:
       - The number of GPUs this host must have (an MI250 or MI250X counts two). When unset, the module compares with
@@ -65,17 +54,6 @@ options:
     description: Warn when a sensor is this close (in Celsius) to its critical temperature. 0 or more.
     type: int
     default: 5
-attributes:
-  check_mode:
-    support: full
-    description: The module only reads; it runs the same way in check mode.
-  diff_mode:
-    support: none
-    description: Nothing changes, so there is nothing to diff.
-  platform:
-    support: full
-    platforms: posix
-    description: Runs on Linux hosts (reads sysfs, amd-smi and rocm-smi).
 seealso:
   - module: gpuops.gpu_server.amd_gpu_facts
   - module: gpuops.gpu_server.gpu_health
