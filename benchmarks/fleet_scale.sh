@@ -135,7 +135,7 @@ run_ping() {  # setting pattern
   seconds "$start"
 }
 recap() {  # log host field
-  sed -n "s/^$2 *: .* $3=\([0-9]*\).*/\1/p" "$1" | tail -1
+  sed -n "s/^$2 *:.* $3=\([0-9]*\).*/\1/p" "$1" | tail -1
 }
 
 echo "fleet: settling run on all $N hosts (recommended settings, untimed)"
@@ -150,6 +150,8 @@ for setting in plain recommended; do
   changed=$(recap "$WORK/$setting-1.log" "${names[0]}" changed)
   changed_n=$(awk '/^gpuops-fleet-[0-9]+ *:/ {for (i = 1; i <= NF; i++) if ($i ~ /^changed=/) {split($i, a, "="); s += a[2]}} END {print s + 0}' "$WORK/$setting-n.log")
   tasks=$((ok + changed))
+  echo "fleet [$setting]: raw: t1=$t1 tn=$tn p1=$p1 pn=$pn ok=$ok changed=$changed"
+  [[ $tasks -gt 0 ]] || { echo "fleet: no PLAY RECAP line for ${names[0]} in the $setting run" >&2; exit 1; }
   result=$(python - "$N" "$t1" "$tn" "$p1" "$pn" "$tasks" <<'PY'
 import sys
 n, t1, tn, p1, pn, tasks = int(sys.argv[1]), *map(float, sys.argv[2:6]), int(sys.argv[6])
