@@ -91,10 +91,13 @@ ssh_common="-o UserKnownHostsFile=$WORK/known_hosts -o StrictHostKeyChecking=yes
 
 # The two settings, each a whole ansible.cfg (nothing of the checkout's own).
 mitogen_strategy=$(python -c 'import ansible_mitogen, os; print(os.path.join(os.path.dirname(ansible_mitogen.__file__), "plugins", "strategy"))')
+# Both wait up to 60 s for an SSH connection: the "hosts" share the controller's cores, and under load sshd answered
+# ten copies later than ansible-core's default 10 s (hosts unreachable in a run of 2026-12-07).
 cat > "$WORK/plain.cfg" <<CFG
 [defaults]
 collections_path = $ROOT/.cache/collections
 inventory = $WORK/hosts.yml
+timeout = 60
 [ssh_connection]
 ssh_common_args = $ssh_common
 CFG
@@ -102,6 +105,7 @@ cat > "$WORK/recommended.cfg" <<CFG
 [defaults]
 collections_path = $ROOT/.cache/collections
 inventory = $WORK/hosts.yml
+timeout = 60
 forks = 50
 gathering = smart
 fact_caching = jsonfile
