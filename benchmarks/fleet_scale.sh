@@ -41,6 +41,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# docker commit pauses the demo container while it copies it (a consistent image): nothing else may run against the
+# demo meanwhile (a make ee-demo run beside it found the container paused and failed).
 echo "fleet: committing $DEMO to $IMAGE and starting $N containers"
 docker commit "$DEMO" "$IMAGE" >/dev/null
 cgroupns=$(docker image inspect -f '{{ index .Config.Labels "gpuops.cgroupns" }}' "local/$PLATFORM:latest")
