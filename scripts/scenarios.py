@@ -54,8 +54,9 @@ EXTENDED_SCENARIOS = ["fleet_upgrade", "backup", "spot", "hardening_ssh_release"
 # The AMD roles' scenarios (issue 55), on the platforms whose archives carry what each needs: `make test-extended`, as
 # CI's 60 minutes were already spent. amd_driver and rocm on Debian 13, Ubuntu 24.04 and 26.04 (fake PCI buses, the
 # archives' real packages); amd_driver_refuse on Debian 12's real kernels; the AMD-repository paths against signed
-# fixture repositories (amd_driver_amd_repo on Debian 12, rocm_amd_repo on Ubuntu 24.04 and 26.04).
-AMD_RUNS = ["amd_driver@debian13", "amd_driver@ubuntu2404", "amd_driver@ubuntu2604", "amd_driver_refuse",
+# fixture repositories (amd_driver_amd_repo on Debian 12, rocm_amd_repo on Ubuntu 24.04 and 26.04); site_vendors, one
+# inventory with a fake NVIDIA host and a fake AMD host through site.yml, on Debian 13.
+AMD_RUNS = ["site_vendors@debian13", "amd_driver@debian13", "amd_driver@ubuntu2404", "amd_driver@ubuntu2604", "amd_driver_refuse",
             "amd_driver_amd_repo", "rocm@debian13", "rocm@ubuntu2404", "rocm@ubuntu2604", "rocm_amd_repo@ubuntu2404",
             "rocm_amd_repo@ubuntu2604"]
 # Runs whose first converge goes under plain Ansible (every task through `docker exec` and ansible-core's own strategy,
