@@ -35,15 +35,9 @@ options:
     default: /sys
 '''
 
-    # The modules only read the host.
-    READ_ONLY = r'''
+    # What the modules read (the check-mode and diff attributes: the read_only fragment).
+    PLATFORM = r'''
 attributes:
-  check_mode:
-    support: full
-    description: The module only reads; it runs the same way in check mode.
-  diff_mode:
-    support: none
-    description: Nothing changes, so there is nothing to diff.
   platform:
     support: full
     platforms: posix

@@ -8,17 +8,11 @@ __metaclass__ = type
 
 
 class ModuleDocFragment(object):
-    """The attributes of the modules that read a Debian or Ubuntu host's kernels and packages (nvidia_kernels,
+    """The platform attribute of the modules that read a Debian or Ubuntu host's kernels and packages (nvidia_kernels,
     kernel_updates)."""
 
     DOCUMENTATION = r'''
 attributes:
-  check_mode:
-    support: full
-    description: The module only reads (dpkg, apt's package lists, kernel files); it runs the same way in check mode.
-  diff_mode:
-    support: none
-    description: Nothing changes, so there is nothing to diff.
   platform:
     support: full
     platforms: posix

@@ -31,7 +31,8 @@ description:
   - A tool that hangs is killed after O(timeout) seconds and the module fails (a hung amd-smi usually means a sick GPU).
 extends_documentation_fragment:
   - gpuops.gpu_server.amd_host
-  - gpuops.gpu_server.amd_host.READ_ONLY
+  - gpuops.gpu_server.amd_host.platform
+  - gpuops.gpu_server.read_only
 author:
   - gpuops maintainers (@gpuops)
 notes:

@@ -26,7 +26,8 @@ description:
   - The kernel log is not read (the NVIDIA module's Xid events have no AMD counterpart here).
 extends_documentation_fragment:
   - gpuops.gpu_server.amd_host
-  - gpuops.gpu_server.amd_host.READ_ONLY
+  - gpuops.gpu_server.amd_host.platform
+  - gpuops.gpu_server.read_only
 author:
   - gpuops maintainers (@gpuops)
 options:

@@ -23,13 +23,8 @@ description:
     C(module=null) and is not judged.
 author:
   - gpuops maintainers (@gpuops)
-attributes:
-  check_mode:
-    support: full
-    description: It only reads (sysfs, the kernels, modinfo, dpkg-query); check mode runs the same reads.
-  diff_mode:
-    support: none
-    description: Nothing is changed, so there is nothing to show.
+extends_documentation_fragment:
+  - gpuops.gpu_server.read_only
 options:
   sysfs_root:
     description: Where sysfs is mounted; tests point it at a fake PCI bus.

@@ -30,7 +30,8 @@ author:
   - gpuops maintainers (@gpuops)
 extends_documentation_fragment:
   - gpuops.gpu_server.gpu_host
-  - gpuops.gpu_server.gpu_host.read_only
+  - gpuops.gpu_server.gpu_host.platform
+  - gpuops.gpu_server.read_only
 options:
   cuda_version:
     description:

@@ -30,7 +30,8 @@ author:
   - gpuops maintainers (@gpuops)
 extends_documentation_fragment:
   - gpuops.gpu_server.gpu_host
-  - gpuops.gpu_server.gpu_host.read_only
+  - gpuops.gpu_server.gpu_host.platform
+  - gpuops.gpu_server.read_only
 notes:
   - Values that a GPU does not report (V(N/A), V([Not Supported])) are returned as V(null), numbers as numbers.
   - "A figure that is no reading is V(null) as well, never an error, V(inf) or V(nan): digits other than ASCII

@@ -24,13 +24,8 @@ description:
     not the kernel's format, or links to something else is listed in RV(skipped) with the reason.
 author:
   - gpuops maintainers (@gpuops)
-attributes:
-  check_mode:
-    support: full
-    description: It only reads sysfs; check mode runs the same read.
-  diff_mode:
-    support: none
-    description: Nothing is changed, so there is nothing to show.
+extends_documentation_fragment:
+  - gpuops.gpu_server.read_only
 options:
   vendor:
     description:

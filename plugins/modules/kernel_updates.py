@@ -46,6 +46,7 @@ options:
     default: 120
 extends_documentation_fragment:
   - gpuops.gpu_server.package_reader
+  - gpuops.gpu_server.read_only
 notes:
   - The module never reports a change.
   - It does not refresh the package lists. Run C(apt-get update) first (M(ansible.builtin.apt) with O(ansible.builtin.apt#module:update_cache=true)).

@@ -162,6 +162,7 @@ options:
     default: 120
 extends_documentation_fragment:
   - gpuops.gpu_server.package_reader
+  - gpuops.gpu_server.read_only
 notes:
   - The module never reports a change. The only thing it writes is the temporary directory that an initramfs is
     extracted into, which it removes.

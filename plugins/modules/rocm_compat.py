@@ -26,13 +26,8 @@ description:
     ROCm 7."
 author:
   - gpuops maintainers (@gpuops)
-attributes:
-  check_mode:
-    support: full
-    description: The module changes nothing; it runs the same in check mode.
-  diff_mode:
-    support: none
-    description: Nothing changes, so there is no difference to show.
+extends_documentation_fragment:
+  - gpuops.gpu_server.read_only
 options:
   source:
     description:

@@ -20,13 +20,8 @@ description:
     M(gpuops.gpu_server.config_files)).
 author:
   - gpuops maintainers (@gpuops)
-attributes:
-  check_mode:
-    support: full
-    description: The module changes nothing.
-  diff_mode:
-    support: none
-    description: Nothing changes, so there is no difference to show.
+extends_documentation_fragment:
+  - gpuops.gpu_server.read_only
 options:
   sysfs_root:
     description: Where sysfs is mounted.
