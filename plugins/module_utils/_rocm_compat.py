@@ -13,11 +13,11 @@ naming the option, the entry and the fix; the caller (the rocm_compat module) tu
 from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
-import os
 import re
 
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _amd_gpu
 from ansible_collections.gpuops.gpu_server.plugins.module_utils import _data_rocm
+from ansible_collections.gpuops.gpu_server.plugins.module_utils import _gpu_vendor
 
 SOURCES = dict((row[0], {'key': row[0], 'label': row[1], 'library': row[2],
                          'gfx_targets': None if row[3] is None else tuple(row[3])})
@@ -29,11 +29,6 @@ SOURCES = dict((row[0], {'key': row[0], 'label': row[1], 'library': row[2],
 _GFX_RE = re.compile(r'\A(?:amdgcn-amd-amdhsa--)?(gfx[0-9]{1,2}[0-9][0-9a-f])((?::[a-z]+[+-])*)\Z', re.ASCII)
 _PCI_ID_RE = re.compile(r'\A(?:0x)?([0-9a-f]{4}):(?:0x)?([0-9a-f]{4})\Z', re.ASCII)
 
-# PCI classes that an AMD GPU presents (base class << 8 | subclass; PCI Code and ID Assignment Specification): every
-# display controller (base class 0x03: VGA 0x0300, 3D 0x0302, other 0x0380, which the MI100 and MI200 present) and the
-# processing accelerator (0x1200) that the MI300 series presents (issue 55: "display or processing-accelerator class").
-DISPLAY_BASE_CLASS = 0x03
-CLASS_PROCESSING_ACCELERATOR = 0x1200
 
 SOURCE_CHOICES = ('distribution', 'amd')
 
@@ -162,32 +157,11 @@ def _fix(key, targets):
 
 
 def amd_gpus_from_sysfs(sysfs_root='/sys'):
-    """The AMD GPUs on the PCI bus (vendor 1002, display controller or processing accelerator), sorted by bus id; None when
-    there is no ``<sysfs_root>/bus/pci/devices``. Works before any driver is loaded."""
-    base = os.path.join(sysfs_root, 'bus', 'pci', 'devices')
-    try:
-        entries = sorted(os.listdir(base))
-    except (IOError, OSError):
+    """The AMD GPUs on the PCI bus (vendor 1002, display controller or processing accelerator), sorted by bus id;
+    None when there is no ``<sysfs_root>/bus/pci/devices``. Works before any driver is loaded: the bus is read by
+    :func:`_gpu_vendor.scan`, the one reader of the PCI bus (a function it cannot read is left out)."""
+    found = _gpu_vendor.scan(sysfs_root)
+    if not found['bus_readable']:
         return None
-    gpus = []
-    for entry in entries:
-        path = os.path.join(base, entry)
-        values = {}
-        for name in ('vendor', 'device', 'class'):
-            try:
-                with open(os.path.join(path, name)) as f:
-                    values[name] = f.read(64).strip()
-            except (IOError, OSError, UnicodeDecodeError):
-                values[name] = None
-        try:
-            vendor = int(values['vendor'], 16)
-            device = int(values['device'], 16)
-            pci_class = int(values['class'], 16) >> 8
-        except (TypeError, ValueError):
-            continue
-        gpu_class = pci_class >> 8 == DISPLAY_BASE_CLASS or pci_class == CLASS_PROCESSING_ACCELERATOR
-        if vendor != 0x1002 or not gpu_class or not 0 <= device <= 0xffff:
-            continue
-        gpus.append({'pci_bus_id': entry.lower(), 'pci_device_id': '1002:%04x' % device,
-                     'pci_class': '0x%04x' % pci_class})
-    return gpus
+    return [dict((key, device[key]) for key in ('pci_bus_id', 'pci_device_id', 'pci_class'))
+            for device in found['devices'] if device['vendor'] == 'amd']
