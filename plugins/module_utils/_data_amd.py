@@ -67,8 +67,10 @@ INSTINCT_MODELS = (
 # CHIP_ARCTURUS and 0x7408, 0x740C, 0x740F as CHIP_ALDEBARAN (drm/amdgpu: "Add DID for aldebaran", amd-gfx,
 # 2021-02); the MI300 series (Aqua Vanjaram, GC 9.4.3) has no per-id row there: amdgpu binds it by PCI class through
 # IP discovery. 0x7388 (pci.ids: "Arcturus GL-XL", no product) and 0x7410 (kernel: CHIP_ALDEBARAN, no pci.ids name)
-# have no row: no source names their product. Virtual functions (74b5 "MI300X VF", 74b9 "MI325X VF") are listed so
-# that a guest recognises them; they are the same models.
+# have no row: no source names their product. Virtual functions (74b5 "MI300X VF", 74b9 "MI325X VF") and the two
+# "MI300X HF" ids (74a9, 74bd) are listed so that such a host or guest is recognised; they are the same models. 74a2
+# ("Instinct MI308X") has no row: no source read here gives that model's figures (_amdgpu.py still names it among the
+# MI300 series that the kernel check judges, test_amdgpu.py holds the two lists together).
 PCI_IDS = {
     '1002:738c': ('Arcturus GL-XL [Instinct MI100]', ('MI100',)),
     '1002:738e': ('Arcturus GL-XL [Instinct MI100]', ('MI100',)),
@@ -78,6 +80,8 @@ PCI_IDS = {
     '1002:74a0': ('Aqua Vanjaram [Instinct MI300A]', ('MI300A',)),
     '1002:74a1': ('Aqua Vanjaram [Instinct MI300X]', ('MI300X',)),
     '1002:74a5': ('Aqua Vanjaram [Instinct MI325X]', ('MI325X',)),
+    '1002:74a9': ('Aqua Vanjaram [Instinct MI300X HF]', ('MI300X',)),
     '1002:74b5': ('Aqua Vanjaram [Instinct MI300X VF]', ('MI300X',)),
     '1002:74b9': ('Aqua Vanjaram [Instinct MI325X VF]', ('MI325X',)),
+    '1002:74bd': ('Aqua Vanjaram [Instinct MI300X HF]', ('MI300X',)),
 }

@@ -107,3 +107,14 @@ def test_modules_extra_for_kernels_without_amdgpu_and_the_metapackage_that_keeps
                                           {'linux-image-virtual': 'linux-image-generic'}) == [
         'linux-modules-extra-6.8.0-155-generic', 'linux-modules-extra-6.8.0-149-generic']
     assert _amdgpu.modules_extra_packages([], {}, {}) == []
+
+
+def test_the_kernel_checks_mi300_list_and_the_data_tables_ids_agree():
+    """Every id of _data_amd.PCI_IDS whose models are gfx942 is judged by the kernel check, and every id the check
+    judges is one of those or MI308X (74a2, which the data table leaves out for want of sourced figures)."""
+    from ansible_collections.gpuops.gpu_server.plugins.module_utils import _data_amd
+    gfx = dict((row[0], row[2]) for row in _data_amd.INSTINCT_MODELS)
+    gfx942 = set(pci_id for pci_id, (_name, models) in _data_amd.PCI_IDS.items()
+                 if set(gfx[m] for m in models) == {'gfx942'})
+    assert gfx942 and gfx942 <= set(_amdgpu.REQUIREMENTS)
+    assert set(_amdgpu.REQUIREMENTS) - gfx942 == {'1002:74a2'}
