@@ -95,3 +95,29 @@ def join(address, port):
     """``address:port``, an IPv6 address in brackets (``[::1]:9090``), both parsed first (parse_address,
     parse_port)."""
     return '%s:%d' % (parse_address(address), parse_port(port))
+
+
+def only_this_host(address):
+    """Whether a service that listens on ``address`` is reachable from this host only: a loopback IP address
+    (127.0.0.0/8, ::1, bracketed or with a zone) or the name ``localhost``. Everything else counts as reachable
+    beyond the host, fail closed: every address (``''``, ``0.0.0.0``, ``::``), another name, and a value that is not
+    an address at all (which parse_address refuses where it is written)."""
+    try:
+        text = parse_address(address)
+    except HostPortError:
+        return False
+    inner = text[1:-1] if text.startswith('[') else text
+    if inner.rstrip('.').lower() == 'localhost':
+        return True
+    try:
+        return ipaddress.ip_address(inner.split('%', 1)[0]).is_loopback
+    except ValueError:
+        return False
+
+
+def beyond_host(listen):
+    """The names of ``listen`` ({name: address}) whose address is reachable beyond this host (only_this_host false),
+    sorted. Raises HostPortError when ``listen`` is not a mapping of names to values."""
+    if not isinstance(listen, dict) or not all(isinstance(name, str) for name in listen):
+        raise HostPortError('%s is not a mapping of names to listen addresses' % _show(listen))
+    return sorted(name for name, address in listen.items() if not only_this_host(address))
