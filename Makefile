@@ -198,7 +198,7 @@ test-kernel: host venv image ## The driver's guests booted through OVMF, shim, g
 	bash tests/vm/secureboot.sh ubuntu2604
 
 .PHONY: test-extended
-test-extended: host venv image wheels ## The role scenarios CI has no room for (fleet_upgrade, backup, spot, hardening_ssh_release, gpu_monitoring_exporters, docker_ce, training_cluster, slurm, and the AMD roles' (scripts/scenarios.py AMD_RUNS); not in make test)
+test-extended: host venv image wheels ## The role scenarios CI has no room for (scripts/scenarios.py EXTENDED_SCENARIOS and the AMD roles' AMD_RUNS: fleet_upgrade, slurm, training_cluster, backup, spot, pki, docker, the repository scenarios and more); not in make test
 	MOLECULE_JOBS=$(MOLECULE_JOBS) bash scripts/molecule-all.sh $(shell $(PY) scripts/scenarios.py --extended)
 
 # Not part of `make test`: a QEMU guest under TCG takes 15-25 min here (tests/vm/README.md).

@@ -49,8 +49,15 @@ VM_SCENARIOS = ["storage"]
 # was already at its limit.
 # slurm (three hardened containers: slurmctld, two slurmd, jobs through the firewall; a fourth that bakes the CLOUD nodes'
 # image, whose containers the controller starts and ends) came after that too.
+# On 2026-12-07 the CI run of 3043631 took 3,875 s (64.6 min, 18 runs): five role scenarios moved here, each with a
+# path that other runs of `make test` exercise too: vendor_repo (every repository scenario calls it; its key refusals
+# are unit-tested against apt itself), pki (the site runs issue JupyterLab's and Prometheus's certificates through it),
+# docker (the site runs install and configure Docker; daemon.json's merge is unit-tested), cuda_toolkit_cuda_repo and
+# nvidia_driver_cuda_repo (nvidia_driver_cuda_repo_590 keeps NVIDIA's repository path, its signed fixture and a
+# branch change in CI).
 EXTENDED_SCENARIOS = ["fleet_upgrade", "backup", "spot", "hardening_ssh_release", "gpu_monitoring_exporters", "docker_ce",
-                      "training_cluster", "slurm"]
+                      "training_cluster", "slurm", "vendor_repo", "pki", "docker", "cuda_toolkit_cuda_repo",
+                      "nvidia_driver_cuda_repo"]
 # The AMD roles' scenarios (issue 55), on the platforms whose archives carry what each needs: `make test-extended`, as
 # CI's 60 minutes were already spent. amd_driver and rocm on Debian 13, Ubuntu 24.04 and 26.04 (fake PCI buses, the
 # archives' real packages); amd_driver_refuse on Debian 12's real kernels; the AMD-repository paths against signed
