@@ -49,8 +49,8 @@ VM_SCENARIOS = ["storage"]
 # was already at its limit.
 # slurm (three hardened containers: slurmctld, two slurmd, jobs through the firewall; a fourth that bakes the CLOUD nodes'
 # image, whose containers the controller starts and ends) came after that too.
-# On 2026-12-07 the CI run of 3043631 took 3,875 s (64.6 min, 18 runs): five role scenarios moved here, each with a
-# path that other runs of `make test` exercise too: vendor_repo (every repository scenario calls it; its key refusals
+# Five role scenarios moved here when CI passed its 60 minutes (docs/benchmarks.md, Test tiers), each with a path that
+# other runs of `make test` exercise too: vendor_repo (every repository scenario calls it; its key refusals
 # are unit-tested against apt itself), pki (the site runs issue JupyterLab's and Prometheus's certificates through it),
 # docker (the site runs install and configure Docker; daemon.json's merge is unit-tested), cuda_toolkit_cuda_repo and
 # nvidia_driver_cuda_repo (nvidia_driver_cuda_repo_590 keeps NVIDIA's repository path, its signed fixture and a
