@@ -24,6 +24,18 @@ ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), 'ansible-playbo
 needs_ansible_playbook = pytest.mark.skipif(not os.path.exists(ANSIBLE_PLAYBOOK), reason='ansible-playbook not in this venv')
 
 
+# common is internal: a test imports one of its entry points through the test-only wrapper role (tests/support/roles),
+# as the collection's roles do. common_entry_play(ENTRY) is the start of such a play on localhost, up to the import's
+# `tasks_from:` line; the test adds the import's vars and its own tasks.
+COMMON_CALLER = os.path.join(ROOT, 'tests', 'support', 'roles', 'common_caller')
+
+
+def common_entry_play(entry, caller=COMMON_CALLER):
+    """The first lines of a play that imports common's ENTRY through CALLER (the wrapper role by default)."""
+    return ('\n- hosts: localhost\n  gather_facts: false\n  tasks:\n    - name: The entry point under test\n'
+            '      ansible.builtin.import_role:\n        name: %s\n        tasks_from: %s\n' % (caller, entry))
+
+
 def ansible_environment(**variables):
     """os.environ with this checkout's collection and ansible.cfg, plain output, and VARIABLES on top."""
     environ = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'),

@@ -16,7 +16,7 @@ import stat
 
 import pytest
 
-from ansible_collections.gpuops.gpu_server.tests.support.playbook import ANSIBLE_PLAYBOOK, ROOT, run_playbook
+from ansible_collections.gpuops.gpu_server.tests.support.playbook import ANSIBLE_PLAYBOOK, ROOT, common_entry_play, run_playbook
 
 pytestmark = [
     pytest.mark.skipif(not os.path.exists(ANSIBLE_PLAYBOOK), reason='ansible-playbook not in this venv'),
@@ -25,16 +25,7 @@ pytestmark = [
 ]
 
 # common is internal: the play imports the entry point through the test-only wrapper role (tests/support/roles).
-CALLER = os.path.join(ROOT, 'tests', 'support', 'roles', 'common_caller')
-PLAYBOOK = '''
-- hosts: localhost
-  gather_facts: false
-  tasks:
-    - name: The entry point under test
-      ansible.builtin.import_role:
-        name: %(caller)s
-        tasks_from: script_libraries
-      vars:
+PLAYBOOK = common_entry_play('script_libraries') + '''      vars:
         common_script_dir: "{{ script_dir }}"
         common_script_module_utils: "{{ names }}"
         common_script_notify: [Note that the libraries changed]
@@ -52,7 +43,7 @@ PLAYBOOK = '''
         content: "yes"
         mode: "0644"
       check_mode: false
-'''.replace('%(caller)s', CALLER)
+'''
 MODULE_UTILS = os.path.join(ROOT, 'plugins', 'module_utils')
 PACKAGE = os.path.join('ansible_collections', 'gpuops', 'gpu_server', 'plugins', 'module_utils')
 

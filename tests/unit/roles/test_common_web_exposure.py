@@ -14,20 +14,11 @@ import os
 
 import pytest
 
-from ansible_collections.gpuops.gpu_server.tests.support.playbook import ANSIBLE_PLAYBOOK, ROOT, run_playbook
+from ansible_collections.gpuops.gpu_server.tests.support.playbook import ANSIBLE_PLAYBOOK, common_entry_play, run_playbook
 
 pytestmark = pytest.mark.skipif(not os.path.exists(ANSIBLE_PLAYBOOK), reason='ansible-playbook not in this venv')
 
-CALLER = os.path.join(ROOT, 'tests', 'support', 'roles', 'common_caller')
-PLAYBOOK = '''
-- hosts: localhost
-  gather_facts: false
-  tasks:
-    - name: The entry point under test
-      ansible.builtin.import_role:
-        name: %s
-        tasks_from: web_exposure
-      vars:
+VARS = '''      vars:
         common_role_name: gpu_monitoring_node
         common_web_tls: "{{ tls }}"
         common_web_auth: "{{ auth }}"
@@ -35,7 +26,8 @@ PLAYBOOK = '''
         common_web_listen:
           gpu_monitoring_node_exporter_listen_address: "{{ exporter }}"
           gpu_monitoring_node_dcgm_listen_address: "{{ dcgm }}"
-''' % CALLER
+'''
+PLAYBOOK = common_entry_play('web_exposure') + VARS
 
 
 def run(tmp_path, **overrides):
@@ -78,7 +70,7 @@ def test_a_web_user_that_is_not_a_name_is_refused(tmp_path, user):
 
 def test_a_play_that_imports_the_entry_point_directly_is_refused(tmp_path):
     playbook = tmp_path / 'play.yml'
-    playbook.write_text(PLAYBOOK.replace(CALLER, 'gpuops.gpu_server.common'))
+    playbook.write_text(common_entry_play('web_exposure', 'gpuops.gpu_server.common') + VARS)
     proc = run_playbook(playbook, '--check', '-e', json.dumps({'tls': True, 'auth': True, 'user': 'p', 'exporter': '',
                                                                'dcgm': ''}))
     assert proc.returncode != 0 and 'gpuops.gpu_server.common is internal: tasks_from=web_exposure' in \

@@ -20,21 +20,12 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.gpuops.gpu_server.tests.support.playbook import ROOT
+from ansible_collections.gpuops.gpu_server.tests.support.playbook import ROOT, common_entry_play
 from ansible_collections.gpuops.gpu_server.tests.support.tasks import role_task_files, walk
 from ansible_collections.gpuops.gpu_server.tests.unit.roles.conftest import PLATFORM_FACTS
 
 # common is internal: the play imports the entry point through the test-only wrapper role (tests/support/roles).
-CALLER = os.path.join(ROOT, 'tests', 'support', 'roles', 'common_caller')
-PLAYBOOK = '''
-- hosts: localhost
-  gather_facts: false
-  tasks:
-    - name: The entry point under test
-      ansible.builtin.import_role:
-        name: %(caller)s
-        tasks_from: platform_vars
-      vars:
+PLAYBOOK = common_entry_play('platform_vars') + '''      vars:
         common_role_name: "{{ role }}"
     - name: Write what it loaded
       ansible.builtin.copy:
@@ -43,7 +34,7 @@ PLAYBOOK = '''
                       'mdadm': _storage_mdadm_conf | default(None),
                       'public': base_marker | default(None)} | to_json }}"
         mode: "0644"
-'''.replace('%(caller)s', CALLER)
+'''
 
 
 @pytest.mark.parametrize('role, platform, key, expected', [
