@@ -50,3 +50,31 @@ vm_rootfs() {
   # sshd: no reverse DNS lookups (slow through slirp), keys only.
   printf 'UseDNS no\nPasswordAuthentication no\n' > "$rootfs/etc/ssh/sshd_config.d/gpuops-test.conf"
 }
+
+# vm_efi_disk QCOW2 ROOTFS UUID ROOT_MIB ESP_DIR GRUB_PREFIX IMAGE LOG: a GPT disk for OVMF, written without a loop
+# device or a mount: an EFI system partition (64 MiB from 1 MiB; ESP_DIR's BOOTX64.EFI, grubx64.efi, mmx64.efi and
+# grub.cfg in /EFI/BOOT, the removable-media path, and grub.cfg again in /EFI/GRUB_PREFIX, where the signed grub looks)
+# and the ext4 root (ROOT_MIB, label gpuops-root, UUID) made from ROOTFS in place (mke2fs -E offset -d). sgdisk and
+# mtools run in a container of IMAGE; the raw disk is made beside QCOW2 and converted.
+vm_efi_disk() {
+  local qcow2=$1 rootfs=$2 uuid=$3 root_mib=$4 esp_dir=$5 prefix=$6 image=$7 log=$8
+  local dir raw esp_start=2048 esp_end=$((2048 + 64 * 2048 - 1))
+  local root_start=$((esp_end + 1)) root_end=$((esp_end + root_mib * 2048))
+  dir=$(dirname "$qcow2")
+  raw="$dir/disk.raw"
+  truncate -s $(( (root_end + 1 + 2048) * 512 )) "$raw"
+  docker run --rm -v "$dir:/w" -v "$esp_dir:/esp:ro" -e DEBIAN_FRONTEND=noninteractive "$image" bash -euc '
+    apt-get update -qq && apt-get install -y -qq --no-install-recommends gdisk mtools >/dev/null
+    sgdisk --clear -n 1:'"$esp_start:$esp_end"' -t 1:EF00 -c 1:ESP -n 2:'"$root_start:$root_end"' -t 2:8304 \
+      -c 2:root /w/disk.raw >/dev/null
+    esp=/w/disk.raw@@'"$((esp_start * 512))"'
+    mformat -i "$esp" -F -T '"$((64 * 2048))"' -v ESP ::
+    mmd -i "$esp" ::/EFI ::/EFI/BOOT ::/EFI/'"$prefix"'
+    mcopy -i "$esp" /esp/BOOTX64.EFI /esp/grubx64.efi /esp/mmx64.efi /esp/grub.cfg ::/EFI/BOOT/
+    mcopy -i "$esp" /esp/grub.cfg ::/EFI/'"$prefix"'/
+    sgdisk -v /w/disk.raw | grep -q "No problems found"' >"$log" 2>&1 || { tail -n 20 "$log" >&2; exit 1; }
+  mke2fs -q -F -t ext4 -L gpuops-root -U "$uuid" -E offset=$((root_start * 512)),root_owner=0:0 \
+    -d "$rootfs" "$raw" "${root_mib}M"
+  qemu-img convert -O qcow2 "$raw" "$qcow2"
+  rm -f "$raw"
+}

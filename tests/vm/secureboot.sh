@@ -234,25 +234,9 @@ menuentry "$PLATFORM (older kernel $old_kver)" {
 }
 CFG
   fi
-  # GPT: the ESP (64 MiB from 1 MiB) and the root after it; each file system is written in place into the disk file.
-  local esp_start=2048 esp_end=$((2048 + 64 * 2048 - 1))
-  local root_start=$((esp_end + 1)) root_end=$((esp_end + ROOT_MIB * 2048))
-  truncate -s $(( (root_end + 1 + 2048) * 512 )) "$WORK/disk.raw"
-  docker run --rm -v "$WORK:/w" -e DEBIAN_FRONTEND=noninteractive "$BASE_IMAGE" bash -euc '
-    apt-get update -qq && apt-get install -y -qq --no-install-recommends gdisk mtools >/dev/null
-    sgdisk --clear -n 1:'"$esp_start:$esp_end"' -t 1:EF00 -c 1:ESP -n 2:'"$root_start:$root_end"' -t 2:8304 \
-      -c 2:root /w/disk.raw >/dev/null
-    esp=/w/disk.raw@@'"$((esp_start * 512))"'
-    mformat -i "$esp" -F -T '"$((64 * 2048))"' -v ESP ::
-    mmd -i "$esp" ::/EFI ::/EFI/BOOT ::/EFI/'"$GRUB_PREFIX"'
-    mcopy -i "$esp" /w/esp/BOOTX64.EFI /w/esp/grubx64.efi /w/esp/mmx64.efi /w/esp/grub.cfg ::/EFI/BOOT/
-    mcopy -i "$esp" /w/esp/grub.cfg ::/EFI/'"$GRUB_PREFIX"'/
-    sgdisk -v /w/disk.raw | grep -q "No problems found"' >"$LOG_DIR/disk.log" 2>&1 \
-    || { tail -n 20 "$LOG_DIR/disk.log" >&2; exit 1; }
-  mke2fs -q -F -t ext4 -L gpuops-root -U "$uuid" -E offset=$((root_start * 512)),root_owner=0:0 \
-    -d "$ROOTFS" "$WORK/disk.raw" "${ROOT_MIB}M"
-  qemu-img convert -O qcow2 "$WORK/disk.raw" "$WORK/disk.qcow2"
-  rm -f "$WORK/disk.raw"
+  # GPT: the ESP and the root file system, written in place into the disk file (tests/vm/lib.sh).
+  vm_efi_disk "$WORK/disk.qcow2" "$ROOTFS" "$uuid" "$ROOT_MIB" "$WORK/esp" "$GRUB_PREFIX" "$BASE_IMAGE" \
+    "$LOG_DIR/disk.log"
 
   # The variable stores: Microsoft's keys and Secure Boot on (OVMF_VARS_4M.ms.fd), with and without the DKMS key.
   local ovmf="$WORK/efi-files/usr/share/OVMF"
@@ -270,7 +254,7 @@ CFG
 # The recipe: what makes the image (build_image itself, the bake playbook, the role and the plugins, the base images,
 # the keys), not the checks, so that changing a check does not rebuild it.
 # shellcheck disable=SC2154  # image_id: set by vm_start (tests/vm/lib.sh)
-RECIPE=$( { declare -f build_image vm_rootfs; echo "$KERNEL_PACKAGE ${DRIVER_VARS[*]} $SUITES $OLD_KERNEL_PATTERN $OTHER_MODULE";
+RECIPE=$( { declare -f build_image vm_rootfs vm_efi_disk; echo "$KERNEL_PACKAGE ${DRIVER_VARS[*]} $SUITES $OLD_KERNEL_PATTERN $OTHER_MODULE";
             cat "$root/tests/vm/secureboot-bake.yml"; echo "$image_id $ROOT_MIB";
             docker image inspect -f '{{.Id}}' "$OTHER_IMAGE" local/debian12:latest; cat "$VM_DIR/id_ed25519.pub" "$OUT_DIR/mok.pub";
             find "$root/roles/nvidia_driver" "$root/plugins" -type f \( -name '*.yml' -o -name '*.py' \) | sort | xargs cat;
