@@ -196,7 +196,7 @@ def test_needrestart_leaves_apt_listchanges_database_service_alone(host):
 
 
 def test_kernel_parameters_keep_docker_forwarding(host):
-    conf = host.file("/etc/sysctl.d/90-gpuops-hardening.conf").content_string
+    conf = host.file("/etc/sysctl.d/99-zz-gpuops-hardening.conf").content_string
     assert "net.ipv4.ip_forward = 1" in conf
     assert "fs.suid_dumpable = 0" in conf
 
