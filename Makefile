@@ -197,6 +197,10 @@ test-kernel: host venv image ## The driver's guests booted through OVMF, shim, g
 	bash tests/vm/secureboot.sh ubuntu2404
 	bash tests/vm/secureboot.sh ubuntu2604
 
+.PHONY: test-server
+test-server: host venv image wheels ## The whole server in a booted Ubuntu 24.04 guest with Secure Boot: site.yml from the built collection over SSH, a re-run, a reboot and what came back, Lynis and CIS in the guest (tests/vm/server.sh; TCG; not in make test)
+	bash tests/vm/server.sh
+
 .PHONY: test-extended
 test-extended: host venv image wheels ## The role scenarios CI has no room for (scripts/scenarios.py EXTENDED_SCENARIOS and the AMD roles' AMD_RUNS: fleet_upgrade, slurm, training_cluster, backup, spot, pki, docker, the repository scenarios and more); not in make test
 	MOLECULE_JOBS=$(MOLECULE_JOBS) bash scripts/molecule-all.sh $(shell $(PY) scripts/scenarios.py --extended)
