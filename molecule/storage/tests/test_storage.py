@@ -81,7 +81,7 @@ def test_fstab_mounts_by_uuid_with_nofail(host):
     uuid = host.check_output("blkid -s UUID -o value /dev/mapper/gpuops-local")
     fstab = [line.split() for line in host.file("/etc/fstab").content_string.splitlines() if line.strip()]
     local = [f for f in fstab if f[1] == "/mnt/local"]
-    assert local == [["UUID=" + uuid, "/mnt/local", "xfs", "defaults,noatime,nofail,x-systemd.device-timeout=60s,_netdev", "0", "0"]]
+    assert local == [["UUID=" + uuid, "/mnt/local", "xfs", "defaults,noatime,nofail,x-systemd.device-timeout=300s,_netdev", "0", "0"]]
 
 
 def test_array_and_mappings_are_recorded_for_the_boot(host):
