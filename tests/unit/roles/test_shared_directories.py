@@ -39,8 +39,7 @@ def _tasks(items):
             continue
         yield task
         for key in ('block', 'rescue', 'always'):
-            for inner in _tasks(task.get(key)):
-                yield inner
+            yield from _tasks(task.get(key))
 
 
 def directory_owners():
@@ -74,4 +73,3 @@ def test_shared_directories_get_one_owner():
     for path, found in directory_owners().items():
         claimed = {owner: wheres for owner, wheres in found.items() if owner != (None, None)}
         assert len(claimed) <= 1, '%s gets different owners: %s' % (path, dict(claimed))
-
