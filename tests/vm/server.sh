@@ -301,6 +301,8 @@ if [[ " $STAGES " == *" site "* ]]; then
   PYTHONPATH="$root/.cache/moto-py311" python3 -m moto.server -H 127.0.0.1 -p "$S3_PORT" >"$LOG_DIR/moto.log" 2>&1 &
   MOTO_PID=$!
   for _ in $(seq 30); do curl -fs -o /dev/null "http://127.0.0.1:$S3_PORT/" && break; sleep 1; done
+  # Another program on the port would answer instead (seen: a kept guest's moto).
+  kill -0 "$MOTO_PID" 2>/dev/null || { cat "$LOG_DIR/moto.log" >&2; fail "moto did not start on port $S3_PORT"; }
   PYTHONPATH="$root/.cache/moto-py311" python3 -c 'import boto3, sys
 s3 = boto3.client("s3", endpoint_url=sys.argv[1], region_name="us-east-1", aws_access_key_id="gpuops-test",
                   aws_secret_access_key="gpuops-test-secret")
