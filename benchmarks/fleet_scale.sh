@@ -92,7 +92,7 @@ done
 ssh_common="-o UserKnownHostsFile=$WORK/known_hosts -o StrictHostKeyChecking=yes"
 
 # The two settings, each a whole ansible.cfg (nothing of the checkout's own).
-mitogen_strategy=$(python -c 'import ansible_mitogen, os; print(os.path.join(os.path.dirname(ansible_mitogen.__file__), "plugins", "strategy"))')
+mitogen_strategy=$(python "$ROOT/scripts/mitogen/strategy_path.py")
 # Both wait up to 60 s for an SSH connection: the "hosts" share the controller's cores, and under load sshd answered
 # ten copies later than ansible-core's default 10 s (docs/benchmarks.md, Fleet push).
 cat > "$WORK/plain.cfg" <<CFG

@@ -56,7 +56,7 @@ run_one() {
 }
 export -f run_one
 # Mitogen's strategy plugins, from the toolchain (requirements-dev.txt).
-mitogen_strategy="$(python3 -c 'import os, ansible_mitogen; print(os.path.join(os.path.dirname(ansible_mitogen.__file__), "plugins", "strategy"))')" || exit 1
+mitogen_strategy="$(python3 "$root/scripts/mitogen/strategy_path.py")" || exit 1
 export logs root mitogen_strategy
 
 : >"$logs/results"

@@ -107,12 +107,12 @@ export ANSIBLE_COLLECTIONS_PATH="$BUILD/collections:$BUILD/deps"
 # run: site.yml's ~860 tasks took 14 min of the guest's first run with plain SSH, the whole re-run 4-5 min under
 # Mitogen). The reboot's playbook runs on the plain strategy (ansible-plain.cfg). The guest is new at every run:
 # no host key to check.
-mitogen=$(python3 -c 'import ansible_mitogen, os; print(os.path.dirname(ansible_mitogen.__file__))' 2>/dev/null) \
+mitogen=$(python3 "$root/scripts/mitogen/strategy_path.py" 2>/dev/null) \
   || fail "Mitogen is missing from .venv (make venv)"
 for cfg in plain mitogen; do
   {
     echo "[defaults]"
-    [[ $cfg == mitogen ]] && printf 'strategy_plugins = %s/plugins/strategy\nstrategy = mitogen_linear\n' "$mitogen"
+    [[ $cfg == mitogen ]] && printf 'strategy_plugins = %s\nstrategy = mitogen_linear\n' "$mitogen"
     printf 'interpreter_python = auto_silent\nhost_key_checking = False\ncallbacks_enabled = ansible.posix.profile_tasks\n'
     printf 'retry_files_enabled = False\ntimeout = 60\nforks = 10\n'
     printf '[ssh_connection]\npipelining = True\nssh_args = -o ControlMaster=auto -o ControlPersist=300s\n'
